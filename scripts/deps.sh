@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Install what building the kernels, the selftests, the guest and the tests needs
+# (Debian 12, as root). Quick when everything is already there.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+pkgs=(
+	build-essential bc bison flex libelf-dev libssl-dev dwarves ccache  # kernel build
+	cpio busybox-static file kmod xz-utils rsync                       # initramfs
+	qemu-system-x86                                                   # guest
+	libcap-dev libnuma-dev                                            # mm selftests
+	python3-matplotlib                                                # benchmark plots
+)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	say "installing: ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq "${missing[@]}" > /dev/null
+fi

@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The kernel pipeline: pristine base tree, patch queue, builds, selftests.
+#
+#   kernel.sh prepare          extract the pinned base into build/linux, apply the queue
+#   kernel.sh import [-f]      re-apply kernel/series to build/linux (keeps mtimes of
+#                              unchanged files, so only what a changed patch touches rebuilds)
+#   kernel.sh export           write build/linux's commits back to kernel/patches + series
+#   kernel.sh build VARIANT    build bzImage and uapi headers (VARIANT: stock|patched; DEBUG=1
+#                              adds KASAN and kmemleak in a separate object dir)
+#   kernel.sh selftests VARIANT  build tools/testing/selftests/{mm,proc} for that tree
+#   kernel.sh image VARIANT    print the path of the built bzImage
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+QUEUE_DIR=$MMEXT_ROOT/kernel
+STAMP=$KTREE/.git/mmext-queue   # "<queue hash> <HEAD after apply>"
+
+check_base_pkg() {
+	local have
+	have=$(dpkg-query -W -f='${Version}' "$MMEXT_BASE_PKG" 2>/dev/null || true)
+	[ "$have" = "$MMEXT_BASE_VERSION" ] && [ -f "$MMEXT_BASE_TARBALL" ] && return 0
+	say "installing $MMEXT_BASE_PKG=$MMEXT_BASE_VERSION"
+	if ! apt-get install -y --allow-downgrades "$MMEXT_BASE_PKG=$MMEXT_BASE_VERSION" >&2; then
+		apt-get update >&2 || true
+		apt-get install -y --allow-downgrades "$MMEXT_BASE_PKG=$MMEXT_BASE_VERSION" >&2 ||
+			die "$MMEXT_BASE_PKG $MMEXT_BASE_VERSION is not in the Debian archive any more" \
+			    "(it keeps only a few recent 6.12 builds). Available: $(apt-cache madison \
+			    "$MMEXT_BASE_PKG" | awk '{print $3}' | xargs). Move the pin in kernel/base.conf" \
+			    "and regenerate tests/selftests/baseline.txt."
+	fi
+}
+
+queue_patches() {
+	[ -f "$QUEUE_DIR/series" ] || return 0
+	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$QUEUE_DIR/series"
+}
+
+queue_hash() {
+	{ cat "$QUEUE_DIR/series" 2>/dev/null || true
+	  queue_patches | while read -r p; do cat "$QUEUE_DIR/patches/$p"; done; } | sha256sum | cut -c1-16
+}
+
+git_k() { git -C "$KTREE" "$@"; }
+
+cmd_prepare() {
+	check_base_pkg
+	if [ -d "$KTREE/.git" ]; then
+		local v
+		v=$(cat "$KTREE/.git/mmext-base-version" 2>/dev/null || true)
+		[ "$v" = "$MMEXT_BASE_VERSION" ] ||
+			die "$KTREE is built from '$v', the pin is $MMEXT_BASE_VERSION: export any work, then rm -rf $MMEXT_BUILD"
+	else
+		say "extracting $MMEXT_BASE_TARBALL into $KTREE"
+		rm -rf "$KTREE" "$KSTOCK"
+		mkdir -p "$KTREE"
+		tar -xJf "$MMEXT_BASE_TARBALL" -C "$KTREE" --strip-components=1
+		git_k init -q -b "$QUEUE_BRANCH"
+		git_k config user.name "mmext build"
+		git_k config user.email "mmext@localhost"
+		git_k config gc.auto 0
+		# Debian's .gitignore ignores the top level (/*): add with -f, and new files too.
+		git_k add -A -f
+		git_k commit -q -m "base: Debian $MMEXT_BASE_PKG $MMEXT_BASE_VERSION"
+		git_k tag "$BASE_TAG"
+		echo "$MMEXT_BASE_VERSION" > "$KTREE/.git/mmext-base-version"
+		echo "none $(git_k rev-parse HEAD)" > "$STAMP"
+	fi
+	[ -d "$KSTOCK" ] || git_k worktree add -q --detach "$KSTOCK" "$BASE_TAG"
+	cmd_import
+}
+
+# Re-applying rewrites every file the queue touches; restore the old mtime of each
+# file whose content ended up the same, so make rebuilds only what really changed.
+cmd_import() {
+	local force=0 want stamp_hash stamp_head head
+	[ "${1:-}" = -f ] && force=1
+	want=$(queue_hash)
+	read -r stamp_hash stamp_head < "$STAMP"
+	head=$(git_k rev-parse HEAD)
+	if [ "$head" != "$stamp_head" ] && [ $force = 0 ]; then
+		die "build/linux has commits that are not in kernel/ (HEAD moved since the last" \
+		    "import/export): run 'scripts/kernel.sh export' first, or 'import -f' to drop them"
+	fi
+	if [ "$want" = "$stamp_hash" ] && [ "$head" = "$stamp_head" ]; then
+		say "queue already applied ($(queue_patches | wc -l) patches)"
+		return 0
+	fi
+	[ -z "$(git_k status --porcelain --untracked-files=no)" ] || [ $force = 1 ] ||
+		die "build/linux has uncommitted changes; commit and export them, or 'import -f'"
+
+	local saved
+	saved=$(mktemp)
+	git_k diff --name-only "$BASE_TAG" HEAD | while read -r f; do
+		[ -f "$KTREE/$f" ] && echo "$(stat -c %Y "$KTREE/$f") $(sha1sum < "$KTREE/$f" | cut -c1-40) $f"
+	done > "$saved"
+	git_k am --abort >/dev/null 2>&1 || true
+	git_k checkout -q -f "$QUEUE_BRANCH" 2>/dev/null || true
+	git_k reset -q --hard "$BASE_TAG"
+	local p n=0
+	while read -r p; do
+		[ -f "$QUEUE_DIR/patches/$p" ] || die "series names $p, which is not in kernel/patches"
+		git_k am -q --keep-cr "$QUEUE_DIR/patches/$p" ||
+			die "patch $p does not apply; fix it in build/linux ('git am --show-current-patch')"
+		n=$((n + 1))
+	done < <(queue_patches)
+	local mt sum f
+	while read -r mt sum f; do
+		[ -f "$KTREE/$f" ] && [ "$(sha1sum < "$KTREE/$f" | cut -c1-40)" = "$sum" ] &&
+			touch -d "@$mt" "$KTREE/$f"
+	done < "$saved"
+	rm -f "$saved"
+	echo "$want $(git_k rev-parse HEAD)" > "$STAMP"
+	say "applied $n patches"
+}
+
+cmd_export() {
+	local n
+	n=$(git_k rev-list --count "$BASE_TAG..HEAD")
+	[ -z "$(git_k status --porcelain --untracked-files=no)" ] ||
+		say "warning: build/linux has uncommitted changes; they are not exported"
+	rm -f "$QUEUE_DIR"/patches/*.patch
+	mkdir -p "$QUEUE_DIR/patches"
+	if [ "$n" -gt 0 ]; then
+		git_k format-patch -q --zero-commit --no-signature -N -o "$QUEUE_DIR/patches" "$BASE_TAG..HEAD"
+	fi
+	{
+		echo "# Patch order for build/linux; written by 'scripts/kernel.sh export'."
+		(cd "$QUEUE_DIR/patches" && ls -1 -- *.patch 2>/dev/null || true)
+	} > "$QUEUE_DIR/series"
+	echo "$(queue_hash) $(git_k rev-parse HEAD)" > "$STAMP"
+	say "exported $n patches to kernel/patches"
+}
+
+config_frags() {
+	echo "$QUEUE_DIR/config/base.config"
+	[ "${DEBUG:-0}" = 1 ] && echo "$QUEUE_DIR/config/debug.config"
+	return 0
+}
+
+# Every symbol the fragments set must survive olddefconfig; kconfig drops unmet ones silently.
+check_config() {
+	local cfg=$1 bad=0 line sym
+	while read -r line; do
+		case $line in
+		CONFIG_*=*) grep -qxF "$line" "$cfg" || { echo "  wanted $line, got: $(grep -E "^(# )?${line%%=*}[= ]" "$cfg" || echo unset)" >&2; bad=1; } ;;
+		"# CONFIG_"*" is not set") sym=${line#\# }; sym=${sym%% *}
+			! grep -q "^$sym=" "$cfg" || { echo "  wanted $sym off" >&2; bad=1; } ;;
+		esac
+	done < <(cat $(config_frags))
+	[ $bad = 0 ] || die "kernel config fragments are not satisfied (see above)"
+}
+
+make_k() {
+	local src=$1 out=$2; shift 2
+	make -s -C "$src" O="$out" -j"$(nproc)" CC="ccache gcc" HOSTCC="ccache gcc" \
+		KBUILD_BUILD_USER=mmext KBUILD_BUILD_HOST=mmext \
+		KBUILD_BUILD_TIMESTAMP="$(git -C "$src" log -1 --format=%cI)" "$@"
+}
+
+cmd_build() {
+	local v src out h
+	v=$(variant_name "${1:?variant}")
+	src=$(variant_src "$v")
+	out=$KOUT/$v
+	[ -d "$src" ] || die "$src missing: run 'scripts/kernel.sh prepare'"
+	[ "$src" = "$KSTOCK" ] || cmd_import
+	export CCACHE_BASEDIR=$MMEXT_BUILD CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+	mkdir -p "$out"
+	h=$(cat $(config_frags) | sha256sum | cut -c1-16)
+	if [ ! -f "$out/.config" ] || [ "$(cat "$out/.mmext-config" 2>/dev/null)" != "$h" ]; then
+		say "configuring $v"
+		make_k "$src" "$out" tinyconfig >/dev/null
+		"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" $(config_frags) >/dev/null
+		make_k "$src" "$out" olddefconfig >/dev/null
+		check_config "$out/.config"
+		echo "$h" > "$out/.mmext-config"
+	fi
+	say "building $v kernel in $out"
+	local t0=$SECONDS
+	make_k "$src" "$out" bzImage
+	make_k "$src" "$out" headers >/dev/null
+	say "built $v in $((SECONDS - t0)) s: $(make_k "$src" "$out" kernelrelease)"
+}
+
+cmd_selftests() {
+	local v src out
+	v=$(variant_name "${1:?variant}")
+	src=$(variant_src "$v")
+	out=$KOUT/$v
+	[ -d "$out/usr/include" ] || die "build the $v kernel first (its uapi headers are needed)"
+	say "building $v selftests (mm, proc)"
+	local t
+	for t in mm proc; do
+		mkdir -p "$out/kselftest/$t"
+		# -k: a few tests need libraries we do not use; scripts/vm-tests checks the subset exists.
+		make -s -k -C "$src/tools/testing/selftests/$t" -j"$(nproc)" CC="ccache gcc" \
+			OUTPUT="$out/kselftest/$t" KHDR_INCLUDES="-isystem $out/usr/include" \
+			> "$out/kselftest/$t.log" 2>&1 || say "some $t selftests did not build (see $out/kselftest/$t.log)"
+	done
+}
+
+cmd_image() {
+	local v
+	v=$(variant_name "${1:?variant}")
+	echo "$KOUT/$v/arch/x86/boot/bzImage"
+}
+
+case ${1:-} in
+prepare|import|export|build|selftests|image) c=$1; shift; "cmd_$c" "$@" ;;
+*) sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+esac

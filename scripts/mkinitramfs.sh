@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Pack the guest payload into an initramfs: busybox, bash, the host's shared libraries that
+# the payload needs (found with ldd), build/guest (tests, tools) and the kernel variant's
+# selftests, plus /init and the command to run.
+#
+#   mkinitramfs.sh VARIANT OUTPUT.cpio.gz COMMAND [ARGS...]
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+v=$1 out=$2; shift 2
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+
+mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,run,etc,root,mmext}
+cp /bin/busybox "$root/bin/busybox"
+cp "$(command -v bash)" "$root/bin/bash"
+for tool in $(cat "$MMEXT_ROOT/scripts/guest-tools.txt" 2>/dev/null); do
+	p=$(command -v "$tool" || true)
+	[ -n "$p" ] && cp "$p" "$root/bin/"
+done
+# Payload built by the tests' Makefile (binaries and scripts), if any.
+[ -d "$MMEXT_BUILD/guest" ] && cp -a "$MMEXT_BUILD/guest/." "$root/mmext/"
+# Selftests of this kernel variant, without objects.
+if [ -d "$KOUT/$v/kselftest" ]; then
+	mkdir -p "$root/mmext/kselftest"
+	(cd "$KOUT/$v/kselftest" && find . -type f ! -name '*.o' ! -name '*.d' ! -name '*.log' -print0 |
+		cpio -0 -pdm --quiet "$root/mmext/kselftest")
+fi
+cp "$MMEXT_ROOT/scripts/guest-init" "$root/init"
+chmod +x "$root/init"
+printf '%q ' "$@" > "$root/mmext/cmd"
+echo "$v" > "$root/mmext/kernel"
+
+# Shared libraries of every ELF file, with the loader at its usual path.
+find "$root" -type f -perm -u+x -print0 | xargs -0 file -N -F '|' 2>/dev/null |
+	awk -F'|' '/ELF .*dynamically linked/ {print $1}' | xargs -r ldd 2>/dev/null |
+	grep -o '/[^ ]*\.so[^ ]*' | sort -u | while read -r lib; do
+		[ -e "$root$lib" ] && continue
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+
+(cd "$root" && find . -print0 | cpio -0 -o -H newc --quiet | gzip -1) > "$out.tmp"
+mv "$out.tmp" "$out"

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Boot a built kernel under QEMU with an initramfs holding the test payload, run one
+# command in the guest, and exit with the guest command's status.
+#
+#   vm.sh [-k stock|patched] [-t SECONDS] [-l LOGDIR] [-m MEM] -- COMMAND [ARGS...]
+#
+# COMMAND runs as root in the guest, with the repo's build/guest payload at /mmext
+# (PATH includes /mmext/bin). DEBUG=1 boots the *-debug build. MMEXT_ACCEL=kvm|tcg forces
+# the accelerator; otherwise KVM is probed once per machine and TCG used if it hangs.
+# The run fails (exit 1) if the guest's dmesg has BUG:, WARNING:, Oops, KASAN, lockdep or
+# kmemleak reports, even when COMMAND passed; 124 on timeout. LOGDIR gets console.log,
+# output.log (the command's output) and dmesg.log.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kernel=patched timeout=1800 logdir="" mem=3G
+while getopts "k:t:l:m:" o; do
+	case $o in
+	k) kernel=$OPTARG ;; t) timeout=$OPTARG ;; l) logdir=$OPTARG ;; m) mem=$OPTARG ;;
+	*) sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ "${1:-}" = -- ] && shift
+[ $# -gt 0 ] || die "no guest command given"
+
+v=$(variant_name "$kernel")
+image=$KOUT/$v/arch/x86/boot/bzImage
+[ -f "$image" ] || die "$image missing: run 'scripts/kernel.sh build $kernel'"
+logdir=${logdir:-$MMEXT_BUILD/logs/vm-$v}
+mkdir -p "$logdir"
+
+# Nested KVM on these machines hangs before the kernel prints anything: probe with a
+# short boot, remember the answer, and fall back to TCG without asking.
+pick_accel() {
+	if [ -n "${MMEXT_ACCEL:-}" ]; then echo "$MMEXT_ACCEL"; return; fi
+	local cache=$MMEXT_BUILD/accel
+	if [ -f "$cache" ]; then cat "$cache"; return; fi
+	local a=tcg
+	if [ -w /dev/kvm ]; then
+		say "probing KVM (up to 30 s)"
+		if timeout 30 qemu-system-x86_64 -accel kvm -cpu host -m 256M -nographic -no-reboot \
+			-kernel "$image" -append "console=ttyS0 panic=-1 rdinit=/nonexistent" \
+			-serial stdio -monitor none 2>/dev/null | grep -q -m1 "Linux version"; then
+			a=kvm
+		fi
+	fi
+	echo "$a" > "$cache"
+	echo "$a"
+}
+accel=$(pick_accel)
+case $accel in
+kvm) accel_args=(-accel kvm -cpu host) ;;
+*) accel_args=(-accel tcg,thread=multi -cpu max) ;;
+esac
+
+initrd=$MMEXT_BUILD/guest-$v.cpio.gz
+"$MMEXT_ROOT/scripts/mkinitramfs.sh" "$v" "$initrd" "$@"
+
+say "booting $v ($accel, $mem, timeout ${timeout}s): $*"
+rc=0
+timeout --foreground -k 5 "$timeout" qemu-system-x86_64 "${accel_args[@]}" -smp 2 -m "$mem" \
+	-nographic -no-reboot -monitor none \
+	-kernel "$image" -initrd "$initrd" \
+	-append "console=ttyS0 panic=-1 loglevel=6 printk.devkmsg=on" \
+	-serial stdio -serial "file:$logdir/channel.raw" \
+	< /dev/null > >(tee "$logdir/console.log" | sed -u 's/\r$//' >&2) || rc=$?
+sleep 0.2
+if [ $rc = 124 ] || [ $rc = 137 ]; then
+	say "guest timed out after ${timeout}s (console: $logdir/console.log)"
+	exit 124
+fi
+
+tr -d '\r' < "$logdir/channel.raw" > "$logdir/channel.log"
+sed -n '/^MMEXT-OUTPUT-BEGIN$/,/^MMEXT-OUTPUT-END$/p' "$logdir/channel.log" | sed '1d;$d' > "$logdir/output.log"
+sed -n '/^MMEXT-DMESG-BEGIN$/,/^MMEXT-DMESG-END$/p' "$logdir/channel.log" | sed '1d;$d' > "$logdir/dmesg.log"
+status=$(sed -n 's/^MMEXT-EXIT \([0-9]*\)$/\1/p' "$logdir/channel.log" | tail -n1)
+if [ -z "$status" ]; then
+	say "guest ended without reporting a status (panic or crash?): see $logdir/console.log"
+	exit 1
+fi
+
+# A splat fails the run whatever the command said.
+# lockdep and KASAN reports start with BUG:/WARNING:/INFO:; kmemleak's list is appended
+# to dmesg.log by the guest's init.
+splat_re='BUG:|WARNING:|INFO: |Oops|KASAN:|general protection fault|Kernel panic|unreferenced object|new suspected memory leak'
+if grep -E "$splat_re" "$logdir/dmesg.log" > "$logdir/splats.log"; then
+	say "kernel splat in the guest's dmesg (full log: $logdir/dmesg.log):"
+	head -n 20 "$logdir/splats.log" >&2
+	exit 1
+fi
+rm -f "$logdir/splats.log"
+exit "$status"

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Run a list of test programs and print TAP: one top-level result per program, its own
+# output indented as TAP comments. Runs on the host and in the guest.
+#
+#   run-suite.sh [-t SECONDS] LISTFILE...
+#
+# Each LISTFILE line is "NAME COMMAND [ARGS...]" (# comments allowed), COMMAND relative to
+# the list file's directory. Exit status: 0 pass, 4 skip (kselftest), anything else fail.
+# For each program a line "RESULT NAME pass|fail|skip CASES_PASS CASES_FAIL CASES_SKIP" is
+# printed, with case counts from the kselftest "# Totals:" line when the program has one.
+set -uo pipefail
+
+per_test_timeout=600
+if [ "${1:-}" = -t ]; then per_test_timeout=$2; shift 2; fi
+
+entries=()
+for list in "$@"; do
+	dir=$(cd "$(dirname "$list")" && pwd)
+	while read -r name cmd; do
+		case $name in ''|'#'*) continue ;; esac
+		entries+=("$name|$dir|$cmd")
+	done < "$list"
+done
+
+echo "TAP version 13"
+echo "1..${#entries[@]}"
+n=0
+for e in "${entries[@]}"; do
+	n=$((n + 1))
+	IFS='|' read -r name dir cmd <<< "$e"
+	out=$(mktemp)
+	[ -w /dev/kmsg ] && echo "mmext: start $name" > /dev/kmsg
+	start=$SECONDS
+	(cd "$dir" && timeout -k 10 "$per_test_timeout" bash -c "exec $cmd") > "$out" 2>&1 < /dev/null
+	rc=$?
+	secs=$((SECONDS - start))
+	[ -w /dev/kmsg ] && echo "mmext: end $name rc=$rc" > /dev/kmsg
+	sed 's/^/# /' "$out"
+	totals=$(grep -a -o 'Totals: pass:[0-9]* fail:[0-9]* xfail:[0-9]* xpass:[0-9]* skip:[0-9]* error:[0-9]*' "$out" | tail -n1)
+	rm -f "$out"
+	case $rc in
+	0) res=pass; tap="ok $n $name" ;;
+	4) res=skip; tap="ok $n $name # SKIP" ;;
+	124|137) res=fail; tap="not ok $n $name # TIMEOUT after ${per_test_timeout}s" ;;
+	*) res=fail; tap="not ok $n $name # exit $rc" ;;
+	esac
+	if [ -n "$totals" ]; then
+		read -r cp cf cs < <(echo "$totals" | sed -E 's/.*pass:([0-9]+) fail:([0-9]+) xfail:([0-9]+) xpass:([0-9]+) skip:([0-9]+) error:([0-9]+)/\1 \2 \5/')
+		# A crash after the totals, or a failing exit with no failed case, still counts.
+		[ $res = fail ] && [ "$cf" = 0 ] && cf=1
+	else
+		case $res in pass) cp=1 cf=0 cs=0 ;; fail) cp=0 cf=1 cs=0 ;; skip) cp=0 cf=0 cs=1 ;; esac
+	fi
+	echo "$tap (${secs}s)"
+	echo "RESULT $name $res $cp $cf $cs"
+done

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The test command: build stock and patched 6.12 and everything the tests need, then run
+#   host    the feature tests on the running kernel (SKIPs where it lacks a feature)
+#   stock   the feature tests and the mm/proc selftest subset in a stock 6.12 guest
+#   patched the same in a guest running 6.12 with our queue
+# A selftest that passes in selftests-baseline.txt (stock's results) must pass everywhere;
+# one that fails there too is reported as a known failure and counted as skipped.
+# Any kernel splat in a guest fails that tier. Ends with "N passed, N failed, N skipped".
+#
+#   tests/run.sh [--tiers "host stock patched"] [--update-baseline]
+# DEBUG=1 uses the KASAN/kmemleak builds for the guest tiers.
+set -uo pipefail
+. "$(dirname "$0")/../scripts/lib.sh"
+
+tiers="host stock patched" update_baseline=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--tiers) tiers=$2; shift ;;
+	--update-baseline) update_baseline=1 ;;
+	*) sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+	esac
+	shift
+done
+
+baseline=$MMEXT_ROOT/tests/selftests-baseline.txt
+logs=$MMEXT_BUILD/logs/tests
+mkdir -p "$logs"
+set -e
+"$MMEXT_ROOT/scripts/deps.sh"
+"$MMEXT_ROOT/scripts/kernel.sh" prepare
+for k in stock patched; do
+	case " $tiers " in *" $k "*|*" host "*) ;; *) continue ;; esac
+	# The host tier needs only the patched uapi headers, which the patched build provides.
+	case " $tiers " in *" $k "*) ;; *) [ $k = patched ] || continue ;; esac
+	"$MMEXT_ROOT/scripts/kernel.sh" build $k
+	case " $tiers " in *" $k "*) "$MMEXT_ROOT/scripts/kernel.sh" selftests $k ;; esac
+done
+make -s -C "$MMEXT_ROOT/tests"
+set +e
+
+total_pass=0 total_fail=0 total_skip=0
+failures=()
+
+# tally TIER RESULTFILE: add up "RESULT" lines, applying the baseline to selftests.
+tally() {
+	local tier=$1 file=$2 name res cp cf cs base
+	while read -r _ name res cp cf cs; do
+		base=""
+		[ -f "$baseline" ] && base=$(awk -v n="$name" '$1 == n {print $2}' "$baseline")
+		if [ "$res" = fail ] && [ "$base" = fail ]; then
+			echo "# $tier: $name fails on stock 6.12 too (baseline): counted as skipped"
+			total_skip=$((total_skip + cp + cf + cs))
+			continue
+		fi
+		if [ "$base" = pass ] && [ "$res" != pass ]; then
+			failures+=("$tier: $name passes on stock (baseline) but is $res here")
+			[ "$cf" = 0 ] && cf=1
+		fi
+		[ "$res" = fail ] && failures+=("$tier: $name failed")
+		total_pass=$((total_pass + cp)) total_fail=$((total_fail + cf)) total_skip=$((total_skip + cs))
+	done < <(grep '^RESULT ' "$file")
+}
+
+for tier in $tiers; do
+	echo "### tier $tier"
+	out=$logs/$tier.tap
+	case $tier in
+	host)
+		"$MMEXT_ROOT/tests/run-suite.sh" "$MMEXT_BUILD/guest/bin/tests.list" | tee "$out"
+		;;
+	stock|patched)
+		"$MMEXT_ROOT/scripts/vm.sh" -k $tier -t 2400 -l "$MMEXT_BUILD/logs/vm-$tier" -- \
+			/mmext/tests/run-suite.sh /mmext/bin/tests.list /mmext/tests/selftests.list
+		rc=$?
+		cp "$MMEXT_BUILD/logs/vm-$tier/output.log" "$out" 2>/dev/null || : > "$out"
+		if [ $rc = 1 ] && [ -s "$MMEXT_BUILD/logs/vm-$tier/splats.log" ]; then
+			failures+=("$tier: kernel splat in dmesg ($MMEXT_BUILD/logs/vm-$tier/splats.log)")
+			total_fail=$((total_fail + 1))
+		elif ! grep -q '^RESULT ' "$out"; then
+			failures+=("$tier: guest run produced no results (exit $rc; $MMEXT_BUILD/logs/vm-$tier/console.log)")
+			total_fail=$((total_fail + 1))
+		fi
+		;;
+	*) echo "unknown tier $tier" >&2; exit 2 ;;
+	esac
+	tally "$tier" "$out"
+	if [ $update_baseline = 1 ] && [ $tier = stock ]; then
+		{
+			echo "# Stock 6.12 ($MMEXT_BASE_VERSION) results of tests/selftests.list in our guest,"
+			echo "# written by 'tests/run.sh --tiers stock --update-baseline'. NAME RESULT PASS FAIL SKIP"
+			grep '^RESULT ' "$out" | awk 'NR==FNR {want[$1]=1; next} ($2 in want) {print $2, $3, $4, $5, $6}' \
+				<(grep -v '^#' "$MMEXT_ROOT/tests/selftests.list") -
+		} > "$baseline"
+		echo "# baseline written to $baseline"
+	fi
+done
+
+echo
+if [ ${#failures[@]} -gt 0 ]; then
+	echo "Failures:"
+	printf '  %s\n' "${failures[@]}"
+fi
+echo "$total_pass passed, $total_fail failed, $total_skip skipped"
+[ $total_fail = 0 ] && [ ${#failures[@]} = 0 ]
