@@ -37,6 +37,7 @@ for k in stock patched; do
 	case " $tiers " in *" $k "*) "$MMEXT_ROOT/scripts/kernel.sh" selftests $k ;; esac
 done
 make -s -C "$MMEXT_ROOT/tests"
+make -s -C "$MMEXT_ROOT/examples"
 set +e
 
 total_pass=0 total_fail=0 total_skip=0

@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: GPL-2.0
+# Entry points. The two README commands are `make demo` (build the patched kernel, boot it,
+# run the feature tour) and `make check` (every test tier); both install what they need.
+
+DEBUG ?= 0
+export DEBUG
+
+all: tests
+
+demo:
+	scripts/demo.sh
+
+check:
+	tests/run.sh
+
+# Feature tests and guest payload only (needs the patched kernel's uapi headers).
+tests:
+	$(MAKE) -C tests
+	$(MAKE) -C examples
+
+kernel:
+	scripts/deps.sh
+	scripts/kernel.sh prepare
+	scripts/kernel.sh build stock
+	scripts/kernel.sh build patched
+
+export-queue:
+	scripts/kernel.sh export
+
+import-queue:
+	scripts/kernel.sh import
+
+clean:
+	$(MAKE) -C tests clean
+
+.PHONY: all demo check tests kernel export-queue import-queue clean
