@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Pack the guest payload into an initramfs: busybox, bash, the host's shared libraries that
-# the payload needs (found with ldd), build/guest (tests, tools) and the kernel variant's
+# the payload needs (found with ldd), build/guest (tests, tools) and the kernel
 # selftests, plus /init and the command to run.
 #
 #   mkinitramfs.sh VARIANT OUTPUT.cpio.gz COMMAND [ARGS...]
@@ -21,10 +21,10 @@ for tool in $(cat "$MMEXT_ROOT/scripts/guest-tools.txt" 2>/dev/null); do
 done
 # Payload built by the tests' Makefile (binaries and scripts), if any.
 [ -d "$MMEXT_BUILD/guest" ] && cp -a "$MMEXT_BUILD/guest/." "$root/mmext/"
-# Selftests of this kernel variant, without objects.
-if [ -d "$KOUT/$v/kselftest" ]; then
+# The kernel selftests, without objects.
+if [ -d "$KOUT/kselftest" ]; then
 	mkdir -p "$root/mmext/kselftest"
-	(cd "$KOUT/$v/kselftest" && find . -type f ! -name '*.o' ! -name '*.d' ! -name '*.log' -print0 |
+	(cd "$KOUT/kselftest" && find . -type f ! -name '*.o' ! -name '*.d' ! -name '*.log' -print0 |
 		cpio -0 -pdm --quiet "$root/mmext/kselftest")
 fi
 cp "$MMEXT_ROOT/scripts/guest-init" "$root/init"

@@ -39,8 +39,8 @@ pick_accel() {
 	if [ -f "$cache" ]; then cat "$cache"; return; fi
 	local a=tcg
 	if [ -w /dev/kvm ]; then
-		say "probing KVM (up to 30 s)"
-		if timeout 30 qemu-system-x86_64 -accel kvm -cpu host -m 256M -nographic -no-reboot \
+		say "probing KVM (up to 15 s)"
+		if timeout 15 qemu-system-x86_64 -accel kvm -cpu host -m 256M -nographic -no-reboot \
 			-kernel "$image" -append "console=ttyS0 panic=-1 rdinit=/nonexistent" \
 			-serial stdio -monitor none 2>/dev/null | grep -q -m1 "Linux version"; then
 			a=kvm

@@ -2,18 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0
 # The test command: build stock and patched 6.12 and everything the tests need, then run
 #   host    the feature tests on the running kernel (SKIPs where it lacks a feature)
+#   host-asan  the same, built with AddressSanitizer and UBSan
 #   stock   the feature tests and the mm/proc selftest subset in a stock 6.12 guest
 #   patched the same in a guest running 6.12 with our queue
 # A selftest that passes in selftests-baseline.txt (stock's results) must pass everywhere;
 # one that fails there too is reported as a known failure and counted as skipped.
 # Any kernel splat in a guest fails that tier. Ends with "N passed, N failed, N skipped".
 #
-#   tests/run.sh [--tiers "host stock patched"] [--update-baseline]
+#   tests/run.sh [--tiers "host host-asan stock patched"] [--update-baseline]
 # DEBUG=1 uses the KASAN/kmemleak builds for the guest tiers.
 set -uo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
 
-tiers="host stock patched" update_baseline=0
+tiers="host host-asan stock patched" update_baseline=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--tiers) tiers=$2; shift ;;
@@ -29,14 +30,13 @@ mkdir -p "$logs"
 set -e
 "$MMEXT_ROOT/scripts/deps.sh"
 "$MMEXT_ROOT/scripts/kernel.sh" prepare
-for k in stock patched; do
-	case " $tiers " in *" $k "*|*" host "*) ;; *) continue ;; esac
-	# The host tier needs only the patched uapi headers, which the patched build provides.
-	case " $tiers " in *" $k "*) ;; *) [ $k = patched ] || continue ;; esac
-	"$MMEXT_ROOT/scripts/kernel.sh" build $k
-	case " $tiers " in *" $k "*) "$MMEXT_ROOT/scripts/kernel.sh" selftests $k ;; esac
-done
+want() { case " $tiers " in *" $1 "*) return 0 ;; esac; return 1; }
+want stock && "$MMEXT_ROOT/scripts/kernel.sh" build stock
+# Always built: its uapi headers are the ones every test is compiled against.
+"$MMEXT_ROOT/scripts/kernel.sh" build patched
+if want stock || want patched; then "$MMEXT_ROOT/scripts/kernel.sh" selftests; fi
 make -s -C "$MMEXT_ROOT/tests"
+want host-asan && make -s -C "$MMEXT_ROOT/tests" SANITIZE=1 OUT="$MMEXT_BUILD/guest-asan"
 make -s -C "$MMEXT_ROOT/examples"
 set +e
 
@@ -69,6 +69,9 @@ for tier in $tiers; do
 	case $tier in
 	host)
 		"$MMEXT_ROOT/tests/run-suite.sh" "$MMEXT_BUILD/guest/bin/tests.list" | tee "$out"
+		;;
+	host-asan)
+		"$MMEXT_ROOT/tests/run-suite.sh" "$MMEXT_BUILD/guest-asan/bin/tests.list" | tee "$out"
 		;;
 	stock|patched)
 		"$MMEXT_ROOT/scripts/vm.sh" -k $tier -t 2400 -l "$MMEXT_BUILD/logs/vm-$tier" -- \
