@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * Conventions shared by every libmmext header.
+ *
+ * - Every public name starts with mmext_ (MMEXT_ for macros).
+ * - Functions return 0 (or a non-negative count) on success and a negative errno
+ *   value on failure; errno itself is left as the C library set it and is not part
+ *   of the interface. The library never prints, never exits and never raises.
+ * - Options are passed in structs whose first member is size_t sz, declared with
+ *   MMEXT_OPTS() so that sz is set and all other bytes are zero. A NULL options
+ *   pointer means all defaults. A struct larger than the library knows is accepted
+ *   only if its unknown tail is all zero bytes; otherwise the call fails with -E2BIG
+ *   (as the kernel's copy_struct_from_user() does). sz smaller than sizeof(size_t)
+ *   is -EINVAL.
+ * - Address ranges: the start must be page aligned; a length that is not a multiple
+ *   of the page size is rounded up as madvise(2) does; a zero length or a range that
+ *   wraps past the end of the address space is -EINVAL.
+ */
+#ifndef MMEXT_COMMON_H
+#define MMEXT_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef MMEXT_API
+#define MMEXT_API __attribute__((visibility("default")))
+#endif
+
+/*
+ * Declare and initialise an options struct: MMEXT_OPTS(mmext_ww_opts, o, .backend = X);
+ * The memset clears padding too, which a designated initialiser alone need not do,
+ * so the library's zero-tail check never trips on stack garbage.
+ */
+#define MMEXT_OPTS(TYPE, NAME, ...)					\
+	struct TYPE NAME = ({						\
+		memset(&NAME, 0, sizeof(struct TYPE));			\
+		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };\
+	})
+
+/* Version of the library the header belongs to. */
+#define MMEXT_VERSION_MAJOR 0
+#define MMEXT_VERSION_MINOR 1
+
+/* "MAJOR.MINOR" of the library actually loaded. Thread-safe, static string. */
+MMEXT_API const char *mmext_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MMEXT_COMMON_H */

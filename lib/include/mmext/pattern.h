@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * Pattern memory (seed 001): a private mapping whose untouched pages read as a
+ * repeated pattern, whose written pages become private copies, and whose pages go
+ * back to the pattern after madvise(MADV_DONTNEED). fork() children inherit it with
+ * copy-on-write semantics, as for any private mapping.
+ *
+ * Backends:
+ * KERNEL    reference pages (mmext patch, not in any kernel yet): one shared page,
+ *           no per-page cost. Not implemented: reported unavailable (-EOPNOTSUPP).
+ * EMULATED  a sealed memfd holds tile_pages pages of pattern; the range is covered
+ *           by MAP_PRIVATE|MAP_FIXED mappings of it, one per tile, so every clean
+ *           page of every tile shares the memfd's pages. Costs and limits:
+ *           - the memfd pages (tile_pages pages) are allocated once per mapping;
+ *           - reading a clean page maps the shared page: it counts in RSS (RssShmem
+ *             and the "Shared" smaps fields) though it uses no new memory;
+ *           - one VMA per tile: len / (tile_pages * page size) VMAs, counted against
+ *             vm.max_map_count (65530 by default): larger tiles, fewer VMAs;
+ *           - maps shows the tiles as /memfd:mmext-pattern (deleted);
+ *           - munmap() of part of the range is fine; mremap() keeps the semantics.
+ *
+ * All functions are thread-safe (each works on its own mapping) and use no signals.
+ */
+#ifndef MMEXT_PATTERN_H
+#define MMEXT_PATTERN_H
+
+#include <mmext/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum mmext_pattern_backend {
+	MMEXT_PATTERN_AUTO = 0,
+	MMEXT_PATTERN_KERNEL = 1,
+	MMEXT_PATTERN_EMULATED = 2,
+};
+
+struct mmext_pattern_opts {
+	size_t sz;
+	uint32_t backend;	/* enum mmext_pattern_backend */
+	uint32_t prot;		/* PROT_* for the mapping; 0 means PROT_READ|PROT_WRITE */
+	uint64_t tile_pages;	/* EMULATED: pages per tile; 0 means 512 */
+};
+
+struct mmext_pattern;
+
+/*
+ * Map len bytes (rounded up to pages) whose clean contents repeat the pattern_len
+ * bytes at pattern. pattern_len must be a power of two no larger than the page size.
+ * Returns 0 and *out, or:
+ *  -EINVAL      bad pattern_len, zero len, bad prot/backend/tile_pages
+ *  -E2BIG       unknown nonzero options
+ *  -EFAULT      NULL pattern or out
+ *  -EOPNOTSUPP  forced KERNEL backend (not available on this kernel)
+ *  -ENOMEM      out of memory or address space, or vm.max_map_count reached
+ */
+MMEXT_API int mmext_pattern_map(const void *pattern, size_t pattern_len, size_t len,
+				const struct mmext_pattern_opts *opts,
+				struct mmext_pattern **out);
+
+/* Unmap the whole range and free the handle. NULL is allowed. */
+MMEXT_API void mmext_pattern_unmap(struct mmext_pattern *p);
+
+/* Start of the mapping and its length in bytes (a page multiple). */
+MMEXT_API void *mmext_pattern_addr(const struct mmext_pattern *p);
+MMEXT_API size_t mmext_pattern_len(const struct mmext_pattern *p);
+
+/* MMEXT_PATTERN_KERNEL or MMEXT_PATTERN_EMULATED. */
+MMEXT_API int mmext_pattern_backend(const struct mmext_pattern *p);
+
+/*
+ * Return [addr, addr + len) (inside the mapping) to the pattern: MADV_DONTNEED.
+ * Returns 0 or -EINVAL for a range outside the mapping or unaligned.
+ */
+MMEXT_API int mmext_pattern_reset(struct mmext_pattern *p, void *addr, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MMEXT_PATTERN_H */

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * Feature probe: which of the mmext features the running kernel provides, and why
+ * not when it does not.
+ *
+ * The first five values are the five mmext features (seeds 000-004); the rest are
+ * mechanisms the library's backends use and that callers may want to know about.
+ *
+ * Features 001 (reference pages), 002 (lockless maps) and 003 (COW page tables) are
+ * not in any released kernel. The library detects them only by a file the mmext
+ * kernel patches create; it never issues a system call or prctl number it has not
+ * read from such a file, because numbers free in 6.12 are used upstream since 6.13.
+ * The file names below are PROVISIONAL until the kernel series are merged:
+ */
+#ifndef MMEXT_PROBE_H
+#define MMEXT_PROBE_H
+
+#include <mmext/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Decimal x86-64 system call number of refpage_create() on this kernel. */
+#define MMEXT_REFPAGE_SYSFS	"/sys/kernel/mm/refpage/syscall_nr"
+/* "1" when /proc/PID/maps and PROCMAP_QUERY are read without mmap_lock. */
+#define MMEXT_MAPS_LOCKLESS_SYSFS "/sys/kernel/mm/lockless_maps/enabled"
+/*
+ * Decimal prctl option for COW page tables: arg2 = 1 turns them on for future forks,
+ * 0 off, 2 returns the current state (protocol provisional too).
+ */
+#define MMEXT_COW_PTE_SYSFS	"/sys/kernel/mm/cow_pte/prctl_option"
+
+enum mmext_feature {
+	MMEXT_FEAT_ANON_NAME = 0,	/* 000: prctl(PR_SET_VMA_ANON_NAME), private anon */
+	MMEXT_FEAT_REFPAGE = 1,		/* 001: reference pages (mmext patch) */
+	MMEXT_FEAT_MAPS_LOCKLESS = 2,	/* 002: maps without mmap_lock (mmext patch) */
+	MMEXT_FEAT_COW_PTE = 3,		/* 003: copy-on-write page tables (mmext patch) */
+	MMEXT_FEAT_WRITEWATCH = 4,	/* 004: PAGEMAP_SCAN + userfaultfd WP_ASYNC */
+	MMEXT_FEAT_PROCMAP_QUERY = 5,	/* ioctl on /proc/PID/maps (6.11) */
+	MMEXT_FEAT_SOFT_DIRTY = 6,	/* clear_refs 4 + pagemap bit 55 */
+	MMEXT_FEAT_ANON_SHMEM_NAME = 7,	/* naming shared anonymous memory (6.2) */
+	MMEXT_FEAT__COUNT
+};
+
+struct mmext_feature_status {
+	int available;		/* 1 when the kernel provides the feature */
+	/*
+	 * 0 when available, else the positive errno explaining why not:
+	 * ENOENT  the mmext kernel patch is absent (its marker file is missing)
+	 * ENOSYS  the system call does not exist (feature configured out)
+	 * ENOTTY  the ioctl is unknown (kernel too old)
+	 * EINVAL  the kernel rejects the request (too old, or configured out)
+	 * EOPNOTSUPP  the kernel accepts the request but the feature is compiled out
+	 * EPERM/EACCES  present, but this process may not use it
+	 * other   whatever the probing call failed with (e.g. ENOMEM)
+	 */
+	int reason;
+	const char *detail;	/* static, human-readable; never NULL */
+};
+
+/*
+ * Fill *st for feature f. Returns 0, or -EINVAL for an unknown feature or NULL st.
+ * The first call per feature probes the kernel (a few system calls, a page mapped
+ * and unmapped); later calls return the cached answer. Thread-safe. Probing
+ * touches no signal state and does not change errno's documented meaning.
+ */
+MMEXT_API int mmext_probe(enum mmext_feature f, struct mmext_feature_status *st);
+
+/* Short stable identifier ("anon_name", "refpage", ...) or NULL if f is unknown. */
+MMEXT_API const char *mmext_feature_name(enum mmext_feature f);
+
+/* Forget cached answers (e.g. after a sysctl changed). Thread-safe. */
+MMEXT_API void mmext_probe_reset(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MMEXT_PROBE_H */

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/* Fork with COW page tables when the mmext kernel patch provides them. */
+#include <errno.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/*
+ * The prctl option comes only from the kernel's marker file: a number chosen now
+ * could mean something else on a later upstream kernel.
+ */
+static int cow_pte_option(long *opt)
+{
+	if (!mmext__have(MMEXT_FEAT_COW_PTE))
+		return -EOPNOTSUPP;
+	return mmext__read_marker(MMEXT_COW_PTE_SYSFS, opt);
+}
+
+MMEXT_API pid_t mmext_fork(const struct mmext_fork_opts *opts, int *method)
+{
+	uint32_t flags = MMEXT__OPT(opts, flags, 0);
+	int how = MMEXT_FORK_PLAIN, ret, saved;
+	long opt = 0, was = 0;
+	pid_t pid;
+
+	ret = mmext__opts_check(opts, MMEXT__OPTS_END(mmext_fork_opts, flags));
+	if (ret)
+		return ret;
+	if (flags & ~(MMEXT_FORK_REQUIRE_COW | MMEXT_FORK_PLAIN_ONLY) ||
+	    (flags & MMEXT_FORK_REQUIRE_COW && flags & MMEXT_FORK_PLAIN_ONLY))
+		return -EINVAL;
+	if (!(flags & MMEXT_FORK_PLAIN_ONLY) && !cow_pte_option(&opt)) {
+		/* The option reports the old state when queried with arg2 = 2 (provisional). */
+		was = prctl(opt, 2, 0, 0, 0);
+		if (was >= 0 && (was == 1 || !prctl(opt, 1, 0, 0, 0)))
+			how = MMEXT_FORK_COW_PTE;
+	}
+	if (how != MMEXT_FORK_COW_PTE && flags & MMEXT_FORK_REQUIRE_COW)
+		return -EOPNOTSUPP;
+	pid = fork();
+	saved = errno;
+	if (how == MMEXT_FORK_COW_PTE && was == 0)
+		prctl(opt, 0, 0, 0, 0);
+	if (pid < 0)
+		return -saved;
+	if (method)
+		*method = how;
+	return pid;
+}

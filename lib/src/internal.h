@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/* Helpers shared by the library's source files; nothing here is exported. */
+#ifndef MMEXT_INTERNAL_H
+#define MMEXT_INTERNAL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mmext.h>
+
+/* Options structs: the size the caller says it passed, 0 for NULL. */
+int mmext__opts_check(const void *opts, size_t known);
+
+/* Field of an options struct if the caller's struct is large enough, else dflt. */
+#define MMEXT__OPT(opts, field, dflt)					\
+	((opts) && (opts)->sz >= offsetof(__typeof__(*(opts)), field) +	\
+			 sizeof((opts)->field) ? (opts)->field : (dflt))
+
+/* The size the library knows for TYPE: up to and including its last field. */
+#define MMEXT__OPTS_END(TYPE, last)					\
+	(offsetof(struct TYPE, last) + sizeof(((struct TYPE *)0)->last))
+
+size_t mmext__page_size(void);
+
+/* Validate [addr, addr + len): aligned, nonzero, no wrap; *endp is page-rounded. */
+int mmext__range(const void *addr, size_t len, uintptr_t *endp);
+
+/* Read a small file into buf (NUL-terminated). Returns bytes read or -errno. */
+ssize_t mmext__read_file(const char *path, char *buf, size_t size);
+
+/* Read a decimal number from a marker file; -errno when absent or malformed. */
+int mmext__read_marker(const char *path, long *val);
+
+/* Open "/proc/self/NAME" or "/proc/PID/NAME"; -errno (ESRCH for a missing pid). */
+int mmext__open_proc(pid_t pid, const char *name, int flags);
+
+/* A userfaultfd with the given features, user-mode only, or via /dev/userfaultfd. */
+int mmext__uffd_open(uint64_t features);
+
+/* Set kind, flags and anon_name from name, name_len and inode. */
+void mmext__vma_classify(struct mmext_vma *v);
+
+/* 1 when mmext_probe() says feature f is available. */
+bool mmext__have(enum mmext_feature f);
+
+/* Whether addr..end is fully mapped: 0, -ENOMEM if a hole, -errno. */
+int mmext__range_mapped(uintptr_t addr, uintptr_t end, unsigned int *prot_and,
+			unsigned int *prot_or);
+
+#endif /* MMEXT_INTERNAL_H */

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/* VMA queries: PROCMAP_QUERY for point lookups, the text of maps for listings. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <mmext/uapi.h>
+#include "internal.h"
+
+#define TEXT_CHUNK	(64 * 1024)
+#define NAME_CAP_MAX	(1u << 20)	/* d_path never exceeds PATH_MAX; be generous */
+#define BUILD_ID_MAX	64
+
+/* A sequential reader of the text file: lines of any length. */
+struct text_cursor {
+	int fd;
+	char *buf;
+	size_t cap, len, pos;
+	bool eof;
+};
+
+struct mmext_maps {
+	pid_t pid;
+	int find_backend;	/* MMEXT_MAPS_TEXT or MMEXT_MAPS_IOCTL */
+	int list_backend;
+	uint32_t flags;
+	bool have_ioctl;
+	int fd;			/* /proc/PID/maps: the ioctl target */
+	struct text_cursor iter, find;
+	uint64_t iter_addr;	/* ioctl listing: where the next lookup starts */
+	bool iter_done;
+	char *name;		/* ioctl names */
+	size_t name_cap;
+	unsigned char build_id[BUILD_ID_MAX];
+};
+
+static void cursor_reset(struct text_cursor *c)
+{
+	c->len = c->pos = 0;
+	c->eof = false;
+	if (c->fd >= 0)
+		lseek(c->fd, 0, SEEK_SET);
+}
+
+/* Next line, NUL-terminated in place (newline dropped); 1, 0 at EOF, or -errno. */
+static int cursor_line(struct text_cursor *c, char **line, size_t *len)
+{
+	char *nl;
+	ssize_t n;
+
+	for (;;) {
+		nl = memchr(c->buf + c->pos, '\n', c->len - c->pos);
+		if (nl || (c->eof && c->pos < c->len)) {
+			char *start = c->buf + c->pos;
+			size_t l = nl ? (size_t)(nl - start) : c->len - c->pos;
+
+			start[l] = '\0';	/* cap > len always leaves room */
+			c->pos += l + (nl ? 1 : 0);
+			*line = start;
+			*len = l;
+			return 1;
+		}
+		if (c->eof)
+			return 0;
+		if (c->pos) {
+			memmove(c->buf, c->buf + c->pos, c->len - c->pos);
+			c->len -= c->pos;
+			c->pos = 0;
+		}
+		if (c->cap - c->len < TEXT_CHUNK + 1) {
+			/* A line longer than the buffer: grow rather than truncate. */
+			size_t cap = c->cap ? c->cap * 2 : TEXT_CHUNK * 2;
+			char *b = realloc(c->buf, cap);
+
+			if (!b)
+				return -ENOMEM;
+			c->buf = b;
+			c->cap = cap;
+		}
+		n = read(c->fd, c->buf + c->len, c->cap - c->len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (!n)
+			c->eof = true;
+		c->len += n;
+	}
+}
+
+static int open_maps_fd(pid_t pid)
+{
+	return mmext__open_proc(pid, "maps", O_RDONLY);
+}
+
+static int text_next(struct mmext_maps *m, struct text_cursor *c, struct mmext_vma *vma)
+{
+	char *line = NULL;
+	size_t len = 0;
+	int ret;
+
+	if (c->fd < 0) {
+		c->fd = open_maps_fd(m->pid);
+		if (c->fd < 0)
+			return c->fd;
+	}
+	ret = cursor_line(c, &line, &len);
+	if (ret <= 0)
+		return ret;
+	ret = mmext_maps_parse_line(line, len, vma);
+	if (ret)
+		return -EIO;	/* the kernel wrote something we do not understand */
+	line[vma->name - line + vma->name_len] = '\0';
+	return 1;
+}
+
+static int ioctl_query(struct mmext_maps *m, uint64_t addr, uint64_t qflags, bool build_id,
+		       struct mmext_vma *vma)
+{
+	struct procmap_query q;
+	int ret;
+
+	if (!m->name) {
+		m->name_cap = 256;
+		m->name = malloc(m->name_cap);
+		if (!m->name)
+			return -ENOMEM;
+	}
+	for (;;) {
+		memset(&q, 0, sizeof(q));
+		q.size = sizeof(q);
+		q.query_flags = qflags;
+		q.query_addr = addr;
+		q.vma_name_addr = (uintptr_t)m->name;
+		q.vma_name_size = m->name_cap;
+		if (build_id) {
+			q.build_id_addr = (uintptr_t)m->build_id;
+			q.build_id_size = sizeof(m->build_id);
+		}
+		if (!ioctl(m->fd, PROCMAP_QUERY, &q))
+			break;
+		ret = -errno;
+		if (ret != -ENAMETOOLONG || m->name_cap >= NAME_CAP_MAX)
+			return ret;
+		free(m->name);
+		m->name_cap *= 4;
+		m->name = malloc(m->name_cap);
+		if (!m->name)
+			return -ENOMEM;
+	}
+	memset(vma, 0, sizeof(*vma));
+	vma->start = q.vma_start;
+	vma->end = q.vma_end;
+	vma->offset = q.vma_offset;
+	vma->inode = q.inode;
+	vma->dev_major = q.dev_major;
+	vma->dev_minor = q.dev_minor;
+	vma->prot = q.vma_flags & (MMEXT_VMA_READ | MMEXT_VMA_WRITE | MMEXT_VMA_EXEC |
+				   MMEXT_VMA_SHARED);
+	if (!q.vma_name_size)
+		m->name[0] = '\0';
+	vma->name = m->name;
+	vma->name_len = strlen(m->name);
+	mmext__vma_classify(vma);
+	m->name[vma->name_len] = '\0';
+	if (build_id && q.build_id_size) {
+		vma->build_id = m->build_id;
+		vma->build_id_len = q.build_id_size;
+	}
+	return 0;
+}
+
+MMEXT_API int mmext_maps_open(pid_t pid, const struct mmext_maps_opts *opts,
+			      struct mmext_maps **out)
+{
+	uint32_t backend = MMEXT__OPT(opts, backend, MMEXT_MAPS_AUTO);
+	uint32_t flags = MMEXT__OPT(opts, flags, 0);
+	struct mmext_maps *m;
+	int ret;
+
+	ret = mmext__opts_check(opts, MMEXT__OPTS_END(mmext_maps_opts, flags));
+	if (ret)
+		return ret;
+	if (!out)
+		return -EFAULT;
+	if (pid < 0 || backend > MMEXT_MAPS_IOCTL || flags & ~MMEXT_MAPS_BUILD_ID)
+		return -EINVAL;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->pid = pid;
+	m->flags = flags;
+	m->iter.fd = m->find.fd = -1;
+	/* Open now so that a bad pid or a permission problem shows here. */
+	m->fd = open_maps_fd(pid);
+	if (m->fd < 0) {
+		ret = m->fd;
+		free(m);
+		return ret;
+	}
+	m->have_ioctl = mmext__have(MMEXT_FEAT_PROCMAP_QUERY);
+	if (backend == MMEXT_MAPS_IOCTL && !m->have_ioctl) {
+		close(m->fd);
+		free(m);
+		return -EOPNOTSUPP;
+	}
+	m->find_backend = backend == MMEXT_MAPS_TEXT || !m->have_ioctl ? MMEXT_MAPS_TEXT
+								   : MMEXT_MAPS_IOCTL;
+	m->list_backend = backend == MMEXT_MAPS_IOCTL ? MMEXT_MAPS_IOCTL : MMEXT_MAPS_TEXT;
+	/* The listing's first cursor reuses the fd opened above. */
+	m->iter.fd = m->fd;
+	*out = m;
+	return 0;
+}
+
+MMEXT_API void mmext_maps_close(struct mmext_maps *m)
+{
+	if (!m)
+		return;
+	if (m->find.fd >= 0)
+		close(m->find.fd);
+	close(m->fd);
+	free(m->iter.buf);
+	free(m->find.buf);
+	free(m->name);
+	free(m);
+}
+
+MMEXT_API int mmext_maps_backend(const struct mmext_maps *m)
+{
+	return m ? m->find_backend : -EINVAL;
+}
+
+/* Text listing with build IDs: one ioctl per file-backed VMA, where available. */
+static void add_build_id(struct mmext_maps *m, struct mmext_vma *vma)
+{
+	struct mmext_vma tmp;
+
+	if (!(m->flags & MMEXT_MAPS_BUILD_ID) || !m->have_ioctl || vma->kind != MMEXT_VMA_FILE)
+		return;
+	/* vma->name lives in the text buffer, so the lookup cannot clobber it. */
+	if (!ioctl_query(m, vma->start, 0, true, &tmp) && tmp.start == vma->start &&
+	    tmp.build_id_len) {
+		vma->build_id = m->build_id;
+		vma->build_id_len = tmp.build_id_len;
+	}
+}
+
+MMEXT_API int mmext_maps_find(struct mmext_maps *m, uint64_t addr, unsigned int flags,
+			      struct mmext_vma *vma)
+{
+	struct mmext_vma v;
+	int ret;
+
+	if (!m || !vma)
+		return -EFAULT;
+	if (flags & ~(MMEXT_FIND_NEXT | MMEXT_FIND_FILE))
+		return -EINVAL;
+	if (m->find_backend == MMEXT_MAPS_IOCTL) {
+		uint64_t q = 0;
+
+		if (flags & MMEXT_FIND_NEXT)
+			q |= PROCMAP_QUERY_COVERING_OR_NEXT_VMA;
+		if (flags & MMEXT_FIND_FILE)
+			q |= PROCMAP_QUERY_FILE_BACKED_VMA;
+		return ioctl_query(m, addr, q, m->flags & MMEXT_MAPS_BUILD_ID, vma);
+	}
+	cursor_reset(&m->find);
+	while ((ret = text_next(m, &m->find, &v)) > 0) {
+		if (v.end <= addr)
+			continue;
+		if (flags & MMEXT_FIND_FILE && v.kind != MMEXT_VMA_FILE)
+			continue;
+		if (v.start > addr && !(flags & MMEXT_FIND_NEXT))
+			return -ENOENT;
+		add_build_id(m, &v);
+		*vma = v;
+		return 0;
+	}
+	return ret < 0 ? ret : -ENOENT;
+}
+
+MMEXT_API int mmext_maps_next(struct mmext_maps *m, struct mmext_vma *vma)
+{
+	int ret;
+
+	if (!m || !vma)
+		return -EFAULT;
+	if (m->list_backend == MMEXT_MAPS_TEXT) {
+		ret = text_next(m, &m->iter, vma);
+		if (ret > 0)
+			add_build_id(m, vma);
+		return ret;
+	}
+	if (m->iter_done)
+		return 0;
+	ret = ioctl_query(m, m->iter_addr, PROCMAP_QUERY_COVERING_OR_NEXT_VMA,
+			  m->flags & MMEXT_MAPS_BUILD_ID, vma);
+	if (ret == -ENOENT) {
+		m->iter_done = true;
+		return 0;
+	}
+	if (ret)
+		return ret;
+	m->iter_addr = vma->end;
+	/* The last VMA may end at the top of the address space. */
+	if (!vma->end)
+		m->iter_done = true;
+	return 1;
+}
+
+MMEXT_API void mmext_maps_rewind(struct mmext_maps *m)
+{
+	if (!m)
+		return;
+	cursor_reset(&m->iter);
+	m->iter_addr = 0;
+	m->iter_done = false;
+}

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/* Feature probe: one small experiment per feature, cached. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <mmext/uapi.h>
+#include "internal.h"
+
+static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mmext_feature_status cache[MMEXT_FEAT__COUNT];
+static bool cached[MMEXT_FEAT__COUNT];
+
+static const char *const feature_names[MMEXT_FEAT__COUNT] = {
+	[MMEXT_FEAT_ANON_NAME] = "anon_name",
+	[MMEXT_FEAT_REFPAGE] = "refpage",
+	[MMEXT_FEAT_MAPS_LOCKLESS] = "maps_lockless",
+	[MMEXT_FEAT_COW_PTE] = "cow_pte",
+	[MMEXT_FEAT_WRITEWATCH] = "writewatch",
+	[MMEXT_FEAT_PROCMAP_QUERY] = "procmap_query",
+	[MMEXT_FEAT_SOFT_DIRTY] = "soft_dirty",
+	[MMEXT_FEAT_ANON_SHMEM_NAME] = "anon_shmem_name",
+};
+
+static void set(struct mmext_feature_status *st, int reason, const char *detail)
+{
+	st->available = !reason;
+	st->reason = reason;
+	st->detail = detail;
+}
+
+static void probe_anon_name(struct mmext_feature_status *st, bool shared)
+{
+	size_t psz = mmext__page_size();
+	void *p = mmap(NULL, psz, PROT_NONE, (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS,
+		       -1, 0);
+	int err = 0;
+
+	if (p == MAP_FAILED) {
+		set(st, errno, "could not map a page to probe with");
+		return;
+	}
+	if (prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)p, psz,
+		  (unsigned long)"mmext-probe"))
+		err = errno;
+	munmap(p, psz);
+	switch (err) {
+	case 0:
+		set(st, 0, shared ? "shared anonymous memory can be named"
+				  : "anonymous memory can be named");
+		break;
+	case EINVAL:
+		set(st, EINVAL, "PR_SET_VMA_ANON_NAME rejected: kernel built without "
+				"CONFIG_ANON_VMA_NAME, or older than 5.17");
+		break;
+	case EBADF:
+		set(st, EBADF, "shared anonymous memory can be named only from Linux 6.2");
+		break;
+	case EPERM:
+	case EACCES:
+		set(st, err, "prctl(PR_SET_VMA) not permitted (seccomp or LSM)");
+		break;
+	default:
+		set(st, err, "prctl(PR_SET_VMA) failed unexpectedly");
+	}
+}
+
+/* Features only the mmext patches provide: present exactly when their marker is. */
+static void probe_marker(struct mmext_feature_status *st, const char *path, bool want_one,
+			 const char *what)
+{
+	long v;
+	int ret = mmext__read_marker(path, &v);
+
+	if (ret == -ENOENT || ret == -ENOTDIR)
+		set(st, ENOENT, what);
+	else if (ret == -EINVAL)
+		set(st, EINVAL, "the mmext marker file has an unexpected format");
+	else if (ret)
+		set(st, -ret, "the mmext marker file cannot be read");
+	else if (want_one && v != 1)
+		set(st, EOPNOTSUPP, "present in the kernel but disabled");
+	else
+		set(st, 0, "provided by the mmext kernel patch");
+}
+
+static int scan_one_page(int fd, void *p, size_t psz)
+{
+	struct page_region r;
+	struct pm_scan_arg arg = {
+		.size = sizeof(arg),
+		.start = (uintptr_t)p,
+		.end = (uintptr_t)p + psz,
+		.vec = (uintptr_t)&r,
+		.vec_len = 1,
+		.return_mask = PAGE_IS_PRESENT,
+	};
+
+	return ioctl(fd, PAGEMAP_SCAN, &arg) < 0 ? -errno : 0;
+}
+
+static void probe_writewatch(struct mmext_feature_status *st)
+{
+	size_t psz = mmext__page_size();
+	void *p = mmap(NULL, psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int fd, uffd, ret;
+
+	if (p == MAP_FAILED) {
+		set(st, errno, "could not map a page to probe with");
+		return;
+	}
+	fd = mmext__open_proc(0, "pagemap", O_RDONLY);
+	ret = fd < 0 ? fd : scan_one_page(fd, p, psz);
+	if (fd >= 0)
+		close(fd);
+	if (ret == -ENOTTY || ret == -EINVAL) {
+		set(st, -ret, "no PAGEMAP_SCAN ioctl (Linux older than 6.7)");
+		goto out;
+	} else if (ret) {
+		set(st, -ret, "PAGEMAP_SCAN failed unexpectedly");
+		goto out;
+	}
+	uffd = mmext__uffd_open(UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED);
+	if (uffd >= 0) {
+		struct uffdio_register reg = {
+			.range = { .start = (uintptr_t)p, .len = psz },
+			.mode = UFFDIO_REGISTER_MODE_WP,
+		};
+
+		ret = ioctl(uffd, UFFDIO_REGISTER, &reg) ? -errno : 0;
+		close(uffd);
+	} else {
+		ret = uffd;
+	}
+	switch (-ret) {
+	case 0:
+		set(st, 0, "PAGEMAP_SCAN with userfaultfd WP_ASYNC");
+		break;
+	case ENOSYS:
+		set(st, ENOSYS, "no userfaultfd (kernel built without CONFIG_USERFAULTFD)");
+		break;
+	case EPERM:
+	case EACCES:
+		set(st, -ret, "userfaultfd not permitted: neither UFFD_USER_MODE_ONLY nor "
+			      "/dev/userfaultfd is allowed to this process");
+		break;
+	case EINVAL:
+		set(st, EINVAL, "userfaultfd lacks WP_ASYNC/WP_UNPOPULATED or write-protect "
+				"registration (Linux older than 6.7, or no CONFIG_PTE_MARKER_UFFD_WP)");
+		break;
+	default:
+		set(st, -ret, "userfaultfd setup failed unexpectedly");
+	}
+out:
+	munmap(p, psz);
+}
+
+static void probe_procmap_query(struct mmext_feature_status *st)
+{
+	struct procmap_query q = { .size = sizeof(q) };
+	int fd = mmext__open_proc(0, "maps", O_RDONLY), ret;
+
+	if (fd < 0) {
+		set(st, -fd, "cannot open /proc/self/maps");
+		return;
+	}
+	q.query_addr = (uintptr_t)&q;
+	ret = ioctl(fd, PROCMAP_QUERY, &q) ? errno : 0;
+	close(fd);
+	if (!ret)
+		set(st, 0, "PROCMAP_QUERY ioctl on /proc/PID/maps");
+	else if (ret == ENOTTY)
+		set(st, ENOTTY, "no PROCMAP_QUERY ioctl (Linux older than 6.11)");
+	else
+		set(st, ret, "PROCMAP_QUERY failed unexpectedly");
+}
+
+static void probe_soft_dirty(struct mmext_feature_status *st)
+{
+	size_t psz = mmext__page_size();
+	volatile char *p = mmap(NULL, psz, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t ent = 0;
+	int fd, ret = 0;
+
+	if (p == MAP_FAILED) {
+		set(st, errno, "could not map a page to probe with");
+		return;
+	}
+	/* A freshly written page is soft-dirty whenever the kernel tracks the bit. */
+	*p = 1;
+	fd = mmext__open_proc(0, "pagemap", O_RDONLY);
+	if (fd < 0)
+		ret = fd;
+	else if (pread(fd, &ent, sizeof(ent), (uintptr_t)p / psz * sizeof(ent)) != sizeof(ent))
+		ret = -EIO;
+	if (fd >= 0)
+		close(fd);
+	munmap((void *)p, psz);
+	if (!ret) {
+		fd = mmext__open_proc(0, "clear_refs", O_WRONLY);
+		if (fd < 0)
+			ret = fd;
+		else
+			close(fd);
+	}
+	if (ret)
+		set(st, -ret, "cannot open /proc/self/pagemap or clear_refs");
+	else if (!(ent >> 55 & 1))
+		set(st, EOPNOTSUPP, "soft-dirty bit never set: kernel built without "
+				    "CONFIG_MEM_SOFT_DIRTY (or the architecture lacks it)");
+	else
+		set(st, 0, "soft-dirty bits in /proc/PID/pagemap");
+}
+
+static void probe_one(enum mmext_feature f, struct mmext_feature_status *st)
+{
+	switch (f) {
+	case MMEXT_FEAT_ANON_NAME:
+		probe_anon_name(st, false);
+		break;
+	case MMEXT_FEAT_ANON_SHMEM_NAME:
+		probe_anon_name(st, true);
+		break;
+	case MMEXT_FEAT_REFPAGE:
+		probe_marker(st, MMEXT_REFPAGE_SYSFS, false,
+			     "no reference pages: not in any released kernel; needs the mmext "
+			     "refpage patch (marker " MMEXT_REFPAGE_SYSFS ")");
+		break;
+	case MMEXT_FEAT_MAPS_LOCKLESS:
+		probe_marker(st, MMEXT_MAPS_LOCKLESS_SYSFS, true,
+			     "maps read under mmap_lock: needs the mmext lockless-maps patch "
+			     "(marker " MMEXT_MAPS_LOCKLESS_SYSFS ")");
+		break;
+	case MMEXT_FEAT_COW_PTE:
+		probe_marker(st, MMEXT_COW_PTE_SYSFS, false,
+			     "no COW page tables: not in any released kernel; needs the mmext "
+			     "cow_pte patch (marker " MMEXT_COW_PTE_SYSFS ")");
+		break;
+	case MMEXT_FEAT_WRITEWATCH:
+		probe_writewatch(st);
+		break;
+	case MMEXT_FEAT_PROCMAP_QUERY:
+		probe_procmap_query(st);
+		break;
+	case MMEXT_FEAT_SOFT_DIRTY:
+		probe_soft_dirty(st);
+		break;
+	default:
+		break;
+	}
+}
+
+MMEXT_API int mmext_probe(enum mmext_feature f, struct mmext_feature_status *st)
+{
+	int saved = errno;
+
+	if ((unsigned int)f >= MMEXT_FEAT__COUNT || !st)
+		return -EINVAL;
+	pthread_mutex_lock(&probe_lock);
+	if (!cached[f]) {
+		probe_one(f, &cache[f]);
+		cached[f] = true;
+	}
+	*st = cache[f];
+	pthread_mutex_unlock(&probe_lock);
+	errno = saved;
+	return 0;
+}
+
+MMEXT_API const char *mmext_feature_name(enum mmext_feature f)
+{
+	return (unsigned int)f < MMEXT_FEAT__COUNT ? feature_names[f] : NULL;
+}
+
+MMEXT_API void mmext_probe_reset(void)
+{
+	pthread_mutex_lock(&probe_lock);
+	memset(cached, 0, sizeof(cached));
+	pthread_mutex_unlock(&probe_lock);
+}
+
+/* Internal shortcut: 1 when available, 0 when not. */
+bool mmext__have(enum mmext_feature f)
+{
+	struct mmext_feature_status st;
+
+	return !mmext_probe(f, &st) && st.available;
+}

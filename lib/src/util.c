@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/* Small helpers used across the library. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <mmext/uapi.h>
+#include "internal.h"
+
+MMEXT_API const char *mmext_version(void)
+{
+	return "0.1";
+}
+
+int mmext__opts_check(const void *opts, size_t known)
+{
+	const unsigned char *p = opts;
+	size_t sz, i;
+
+	if (!opts)
+		return 0;
+	memcpy(&sz, opts, sizeof(sz));
+	if (sz < sizeof(size_t))
+		return -EINVAL;
+	/* A caller built against a newer header may pass fields we do not know. */
+	for (i = known; i < sz; i++)
+		if (p[i])
+			return -E2BIG;
+	return 0;
+}
+
+size_t mmext__page_size(void)
+{
+	static size_t psz;
+
+	/* A benign race: every thread computes the same value. */
+	if (!__atomic_load_n(&psz, __ATOMIC_RELAXED))
+		__atomic_store_n(&psz, (size_t)sysconf(_SC_PAGESIZE), __ATOMIC_RELAXED);
+	return __atomic_load_n(&psz, __ATOMIC_RELAXED);
+}
+
+int mmext__range(const void *addr, size_t len, uintptr_t *endp)
+{
+	size_t psz = mmext__page_size();
+	uintptr_t start = (uintptr_t)addr, end;
+
+	if (start & (psz - 1) || !len)
+		return -EINVAL;
+	if (len > UINTPTR_MAX - (psz - 1))
+		return -EINVAL;
+	len = (len + psz - 1) & ~(psz - 1);
+	if (__builtin_add_overflow(start, len, &end))
+		return -EINVAL;
+	if (endp)
+		*endp = end;
+	return 0;
+}
+
+ssize_t mmext__read_file(const char *path, char *buf, size_t size)
+{
+	ssize_t n, total = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	while ((size_t)total + 1 < size) {
+		n = read(fd, buf + total, size - 1 - total);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		if (!n)
+			break;
+		total += n;
+	}
+	buf[total] = '\0';
+	close(fd);
+	return total;
+}
+
+int mmext__read_marker(const char *path, long *val)
+{
+	char buf[32], *end;
+	ssize_t n = mmext__read_file(path, buf, sizeof(buf));
+	long v;
+
+	if (n < 0)
+		return n;
+	errno = 0;
+	v = strtol(buf, &end, 10);
+	if (end == buf || errno || (*end && *end != '\n') || v < 0)
+		return -EINVAL;
+	*val = v;
+	return 0;
+}
+
+int mmext__open_proc(pid_t pid, const char *name, int flags)
+{
+	char path[64];
+	int fd;
+
+	if (pid < 0)
+		return -EINVAL;
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	else
+		snprintf(path, sizeof(path), "/proc/self/%s", name);
+	fd = open(path, flags | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	return fd;
+}
+
+static int uffd_api(int fd, uint64_t features)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = features };
+
+	if (ioctl(fd, UFFDIO_API, &api))
+		return -errno;
+	if ((api.features & features) != features)
+		return -EINVAL;
+	return 0;
+}
+
+int mmext__uffd_open(uint64_t features)
+{
+	int fd, dev, ret;
+
+#ifdef __NR_userfaultfd
+	fd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+	if (fd < 0)
+		ret = -errno;
+#else
+	fd = -1;
+	ret = -ENOSYS;
+#endif
+	if (fd < 0) {
+		/* Without UFFD_USER_MODE_ONLY support (< 5.11) or under a seccomp filter. */
+		dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+		if (dev < 0)
+			return ret;	/* the first error says more than the fallback's */
+		fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			ret = -errno;
+		close(dev);
+		if (fd < 0)
+			return ret;
+	}
+	ret = uffd_api(fd, features);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+int mmext__range_mapped(uintptr_t addr, uintptr_t end, unsigned int *prot_and,
+			unsigned int *prot_or)
+{
+	struct mmext_maps *m;
+	struct mmext_vma v;
+	unsigned int pand = ~0u, por = 0;
+	uintptr_t cur = addr;
+	int ret;
+
+	ret = mmext_maps_open(0, NULL, &m);
+	if (ret)
+		return ret;
+	while (cur < end) {
+		ret = mmext_maps_find(m, cur, 0, &v);
+		if (ret == -ENOENT)
+			ret = -ENOMEM;
+		if (ret)
+			break;
+		pand &= v.prot;
+		por |= v.prot;
+		cur = v.end;
+	}
+	mmext_maps_close(m);
+	if (prot_and)
+		*prot_and = pand;
+	if (prot_or)
+		*prot_or = por;
+	return ret;
+}
