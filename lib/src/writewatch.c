@@ -1,0 +1,622 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Write watch with three backends: PAGEMAP_SCAN + uffd WP_ASYNC, soft-dirty, and
+ * mprotect + SIGSEGV. See <mmext/writewatch.h> for the semantics each one gives.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <mmext/uapi.h>
+#include "internal.h"
+
+#define SCAN_REGIONS	256	/* page_region entries per PAGEMAP_SCAN call */
+#define MPROT_SLOTS	64
+#define LONG_BITS	(8 * sizeof(unsigned long))
+
+struct mmext_ww {
+	int backend;
+	uintptr_t start, end;
+	size_t npages;
+	int pagemap_fd;		/* PAGEMAP_SCAN and SOFT_DIRTY */
+	int uffd;		/* PAGEMAP_SCAN */
+	/* SOFT_DIRTY: writes seen before the last process-wide clear; MPROTECT: writes. */
+	unsigned long *bits;
+	struct mmext_ww *sd_next;	/* SOFT_DIRTY: list of all such watches */
+	int slot;			/* MPROTECT: index in mprot_slots */
+};
+
+static size_t page_index(const struct mmext_ww *w, uintptr_t addr)
+{
+	return (addr - w->start) / mmext__page_size();
+}
+
+static bool bit_test(const unsigned long *b, size_t i)
+{
+	return __atomic_load_n(&b[i / LONG_BITS], __ATOMIC_RELAXED) & (1UL << (i % LONG_BITS));
+}
+
+static void bit_set(unsigned long *b, size_t i)
+{
+	__atomic_fetch_or(&b[i / LONG_BITS], 1UL << (i % LONG_BITS), __ATOMIC_RELAXED);
+}
+
+static void bit_clear(unsigned long *b, size_t i)
+{
+	__atomic_fetch_and(&b[i / LONG_BITS], ~(1UL << (i % LONG_BITS)), __ATOMIC_RELAXED);
+}
+
+/* Collects page addresses into the caller's array. */
+struct collect {
+	void **pages;
+	size_t cap, n;
+};
+
+/* Add [a, e) page by page; false when the array is full. */
+static bool collect_range(struct collect *c, uintptr_t a, uintptr_t e)
+{
+	size_t psz = mmext__page_size();
+
+	for (; a < e; a += psz) {
+		if (c->n == c->cap)
+			return false;
+		c->pages[c->n++] = (void *)a;
+	}
+	return true;
+}
+
+/* ---- PAGEMAP_SCAN + userfaultfd WP_ASYNC ---- */
+
+/*
+ * Scan [a, e) for written pages, write-protecting what is reported when wp. With c
+ * NULL only write-protect (the kernel needs no output buffer for that). Returns 0
+ * when the range was covered, 1 when c filled first, or -errno.
+ */
+static int scan_range(struct mmext_ww *w, uintptr_t a, uintptr_t e, bool wp,
+		      struct collect *c)
+{
+	struct page_region reg[SCAN_REGIONS];
+	struct pm_scan_arg arg;
+	uintptr_t cur = a;
+	long n, i;
+
+	while (cur < e) {
+		if (c && c->n == c->cap)
+			return 1;
+		memset(&arg, 0, sizeof(arg));
+		arg.size = sizeof(arg);
+		arg.flags = PM_SCAN_CHECK_WPASYNC | (wp ? PM_SCAN_WP_MATCHING : 0);
+		arg.start = cur;
+		arg.end = e;
+		arg.category_mask = PAGE_IS_WRITTEN;
+		arg.return_mask = PAGE_IS_WRITTEN;
+		if (c) {
+			arg.vec = (uintptr_t)reg;
+			arg.vec_len = SCAN_REGIONS;
+			/* Caps what is reported and so what WP_MATCHING re-protects. */
+			arg.max_pages = c->cap - c->n;
+		}
+		n = ioctl(w->pagemap_fd, PAGEMAP_SCAN, &arg);
+		if (n < 0)
+			return -errno;
+		for (i = 0; i < n; i++)
+			collect_range(c, reg[i].start, reg[i].end);
+		/* walk_end says how far the kernel got before the buffer filled. */
+		if (arg.walk_end <= cur)
+			return -EIO;
+		cur = arg.walk_end;
+	}
+	return 0;
+}
+
+static int pms_open(struct mmext_ww *w)
+{
+	struct uffdio_register reg = {
+		.range = { .start = w->start, .len = w->end - w->start },
+		.mode = UFFDIO_REGISTER_MODE_WP,
+	};
+	int ret;
+
+	if (!mmext__have(MMEXT_FEAT_WRITEWATCH))
+		return -EOPNOTSUPP;
+	w->uffd = mmext__uffd_open(UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED);
+	if (w->uffd < 0)
+		return w->uffd;
+	if (ioctl(w->uffd, UFFDIO_REGISTER, &reg))
+		return -errno;
+	w->pagemap_fd = mmext__open_proc(0, "pagemap", O_RDONLY);
+	if (w->pagemap_fd < 0)
+		return w->pagemap_fd;
+	/* Pages populated before registration count as written until protected. */
+	ret = scan_range(w, w->start, w->end, true, NULL);
+	return ret;
+}
+
+/* ---- soft-dirty ---- */
+
+static pthread_mutex_t sd_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mmext_ww *sd_list;
+
+#define PM_SOFT_DIRTY	(1ULL << 55)
+
+/* Call fn(w, index) for every soft-dirty page of w in [a, e). */
+static int sd_each(struct mmext_ww *w, uintptr_t a, uintptr_t e,
+		   bool (*fn)(struct mmext_ww *, size_t, void *), void *arg)
+{
+	size_t psz = mmext__page_size(), i, n;
+	uint64_t ent[512];
+	ssize_t got;
+
+	while (a < e) {
+		n = (e - a) / psz;
+		if (n > 512)
+			n = 512;
+		got = pread(w->pagemap_fd, ent, n * sizeof(ent[0]), a / psz * sizeof(ent[0]));
+		if (got < 0)
+			return -errno;
+		if (got < (ssize_t)sizeof(ent[0]))
+			return -EIO;
+		n = got / sizeof(ent[0]);
+		for (i = 0; i < n; i++)
+			if (ent[i] & PM_SOFT_DIRTY && !fn(w, page_index(w, a + i * psz), arg))
+				return 1;
+		a += n * psz;
+	}
+	return 0;
+}
+
+static bool sd_fold_one(struct mmext_ww *w, size_t idx, void *arg)
+{
+	bit_set(w->bits, idx);
+	return true;
+}
+
+/*
+ * clear_refs resets soft-dirty for the whole process: first record, for every
+ * soft-dirty watch, what it would otherwise lose. Called with sd_lock held.
+ */
+static int sd_clear_process(void)
+{
+	struct mmext_ww *x;
+	int fd, ret;
+
+	for (x = sd_list; x; x = x->sd_next) {
+		ret = sd_each(x, x->start, x->end, sd_fold_one, NULL);
+		if (ret < 0)
+			return ret;
+	}
+	fd = mmext__open_proc(0, "clear_refs", O_WRONLY);
+	if (fd < 0)
+		return fd;
+	ret = write(fd, "4", 1) == 1 ? 0 : -errno;
+	close(fd);
+	return ret;
+}
+
+static int sd_open(struct mmext_ww *w)
+{
+	size_t words = (w->npages + LONG_BITS - 1) / LONG_BITS;
+	int ret;
+
+	if (!mmext__have(MMEXT_FEAT_SOFT_DIRTY))
+		return -EOPNOTSUPP;
+	w->bits = calloc(words, sizeof(*w->bits));
+	if (!w->bits)
+		return -ENOMEM;
+	w->pagemap_fd = mmext__open_proc(0, "pagemap", O_RDONLY);
+	if (w->pagemap_fd < 0)
+		return w->pagemap_fd;
+	pthread_mutex_lock(&sd_lock);
+	w->sd_next = sd_list;
+	sd_list = w;
+	ret = sd_clear_process();
+	memset(w->bits, 0, words * sizeof(*w->bits));
+	pthread_mutex_unlock(&sd_lock);
+	return ret;
+}
+
+static void sd_unlink(struct mmext_ww *w)
+{
+	struct mmext_ww **pp;
+
+	pthread_mutex_lock(&sd_lock);
+	for (pp = &sd_list; *pp; pp = &(*pp)->sd_next) {
+		if (*pp == w) {
+			*pp = w->sd_next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sd_lock);
+}
+
+static bool sd_mark(struct mmext_ww *w, size_t idx, void *arg)
+{
+	bit_set(arg, idx);
+	return true;
+}
+
+static int sd_get(struct mmext_ww *w, uintptr_t a, uintptr_t e, bool reset, struct collect *c)
+{
+	size_t psz = mmext__page_size(), first = page_index(w, a), last = page_index(w, e), i;
+	size_t words = (w->npages + LONG_BITS - 1) / LONG_BITS;
+	unsigned long *seen = calloc(words, sizeof(*seen));
+	int ret, more = 0;
+
+	if (!seen)
+		return -ENOMEM;
+	pthread_mutex_lock(&sd_lock);
+	ret = sd_each(w, a, e, sd_mark, seen);
+	if (ret < 0)
+		goto out;
+	for (i = first; i < last; i++) {
+		if (!bit_test(seen, i) && !bit_test(w->bits, i))
+			continue;
+		if (c && !collect_range(c, w->start + i * psz, w->start + (i + 1) * psz)) {
+			more = 1;
+			break;
+		}
+		bit_set(seen, i);	/* now means: reported */
+	}
+	last = i;
+	if (reset) {
+		ret = sd_clear_process();
+		if (ret < 0)
+			goto out;
+		for (i = first; i < last; i++)
+			if (!c || bit_test(seen, i))
+				bit_clear(w->bits, i);
+	}
+	ret = more;
+out:
+	pthread_mutex_unlock(&sd_lock);
+	free(seen);
+	return ret;
+}
+
+/* ---- mprotect + SIGSEGV ---- */
+
+static pthread_mutex_t mprot_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mmext_ww *mprot_slots[MPROT_SLOTS];
+static int mprot_inflight;		/* handlers currently looking at a slot */
+static bool mprot_installed;
+static struct sigaction mprot_prev;
+
+static void mprot_handler(int sig, siginfo_t *si, void *uc)
+{
+	uintptr_t addr = (uintptr_t)si->si_addr;
+	size_t psz = mmext__page_size();
+	struct mmext_ww *w;
+	int i, saved = errno;
+
+	__atomic_fetch_add(&mprot_inflight, 1, __ATOMIC_ACQUIRE);
+	for (i = 0; si->si_code == SEGV_ACCERR && i < MPROT_SLOTS; i++) {
+		w = __atomic_load_n(&mprot_slots[i], __ATOMIC_ACQUIRE);
+		if (!w || addr < w->start || addr >= w->end)
+			continue;
+		bit_set(w->bits, page_index(w, addr));
+		mprotect((void *)(addr & ~(psz - 1)), psz, PROT_READ | PROT_WRITE);
+		__atomic_fetch_sub(&mprot_inflight, 1, __ATOMIC_RELEASE);
+		errno = saved;
+		return;
+	}
+	__atomic_fetch_sub(&mprot_inflight, 1, __ATOMIC_RELEASE);
+	errno = saved;
+	/* Not ours: behave as if we had never been installed. */
+	if (mprot_prev.sa_flags & SA_SIGINFO) {
+		mprot_prev.sa_sigaction(sig, si, uc);
+	} else if (mprot_prev.sa_handler == SIG_IGN && si->si_code <= 0) {
+		return;		/* an ignored kill(SIGSEGV) */
+	} else if (mprot_prev.sa_handler == SIG_DFL || mprot_prev.sa_handler == SIG_IGN) {
+		/* Restore the default; a real fault re-faults, a sent signal is re-raised. */
+		signal(SIGSEGV, SIG_DFL);
+		if (si->si_code <= 0)
+			raise(SIGSEGV);
+	} else {
+		mprot_prev.sa_handler(sig);
+	}
+}
+
+static int mprot_open(struct mmext_ww *w)
+{
+	size_t words = (w->npages + LONG_BITS - 1) / LONG_BITS;
+	unsigned int prot_and;
+	struct sigaction sa;
+	int ret, i;
+
+	ret = mmext__range_mapped(w->start, w->end, &prot_and, NULL);
+	if (ret)
+		return ret;
+	if ((prot_and & (MMEXT_VMA_READ | MMEXT_VMA_WRITE)) != (MMEXT_VMA_READ | MMEXT_VMA_WRITE))
+		return -EINVAL;
+	w->bits = calloc(words, sizeof(*w->bits));
+	if (!w->bits)
+		return -ENOMEM;
+	pthread_mutex_lock(&mprot_lock);
+	ret = -ENOSPC;
+	for (i = 0; i < MPROT_SLOTS; i++) {
+		if (!mprot_slots[i]) {
+			ret = 0;
+			break;
+		}
+	}
+	if (!ret && !mprot_installed) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = mprot_handler;
+		sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK | SA_NODEFER;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(SIGSEGV, &sa, &mprot_prev))
+			ret = -errno;
+		else
+			mprot_installed = true;
+	}
+	if (!ret) {
+		w->slot = i;
+		__atomic_store_n(&mprot_slots[i], w, __ATOMIC_RELEASE);
+		if (mprotect((void *)w->start, w->end - w->start, PROT_READ)) {
+			ret = -errno;
+			__atomic_store_n(&mprot_slots[i], NULL, __ATOMIC_RELEASE);
+			w->slot = -1;
+		}
+	}
+	pthread_mutex_unlock(&mprot_lock);
+	return ret;
+}
+
+static void mprot_close(struct mmext_ww *w)
+{
+	if (w->slot < 0)
+		return;
+	pthread_mutex_lock(&mprot_lock);
+	__atomic_store_n(&mprot_slots[w->slot], NULL, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&mprot_lock);
+	/* A handler that found w before it left the slot may still be using it. */
+	while (__atomic_load_n(&mprot_inflight, __ATOMIC_ACQUIRE))
+		sched_yield();
+	mprotect((void *)w->start, w->end - w->start, PROT_READ | PROT_WRITE);
+	w->slot = -1;
+}
+
+/*
+ * Re-protect the pages of [first, last) flagged in pick (all when pick is NULL).
+ * The bit is cleared before the page is protected: a write in between is missed,
+ * the opposite order could leave a written page writable and unrecorded for good.
+ */
+static int mprot_reset(struct mmext_ww *w, size_t first, size_t last,
+		       const unsigned long *pick)
+{
+	size_t psz = mmext__page_size(), i, run;
+
+	for (i = first; i < last; i = run) {
+		if (pick && !bit_test(pick, i)) {
+			run = i + 1;
+			continue;
+		}
+		for (run = i; run < last && (!pick || bit_test(pick, run)); run++)
+			bit_clear(w->bits, run);
+		if (mprotect((void *)(w->start + i * psz), (run - i) * psz, PROT_READ))
+			return -errno;
+	}
+	return 0;
+}
+
+static int mprot_get(struct mmext_ww *w, uintptr_t a, uintptr_t e, bool reset,
+		     struct collect *c)
+{
+	size_t psz = mmext__page_size(), first = page_index(w, a), last = page_index(w, e), i;
+	size_t words = (w->npages + LONG_BITS - 1) / LONG_BITS;
+	unsigned long *picked;
+	int ret, more = 0;
+
+	if (!reset) {
+		for (i = first; i < last; i++) {
+			if (bit_test(w->bits, i) &&
+			    !collect_range(c, w->start + i * psz, w->start + (i + 1) * psz))
+				return 1;
+		}
+		return 0;
+	}
+	picked = calloc(words, sizeof(*picked));
+	if (!picked)
+		return -ENOMEM;
+	for (i = first; i < last; i++) {
+		if (!bit_test(w->bits, i))
+			continue;
+		if (!collect_range(c, w->start + i * psz, w->start + (i + 1) * psz)) {
+			more = 1;
+			break;
+		}
+		bit_set(picked, i);
+	}
+	ret = mprot_reset(w, first, i, picked);
+	free(picked);
+	return ret ? ret : more;
+}
+
+/* ---- common ---- */
+
+MMEXT_API const char *mmext_ww_backend_name(int backend)
+{
+	switch (backend) {
+	case MMEXT_WW_AUTO:
+		return "auto";
+	case MMEXT_WW_PAGEMAP_SCAN:
+		return "pagemap_scan";
+	case MMEXT_WW_SOFT_DIRTY:
+		return "soft_dirty";
+	case MMEXT_WW_MPROTECT:
+		return "mprotect";
+	}
+	return NULL;
+}
+
+static void ww_teardown(struct mmext_ww *w)
+{
+	if (w->backend == MMEXT_WW_SOFT_DIRTY)
+		sd_unlink(w);
+	if (w->backend == MMEXT_WW_MPROTECT)
+		mprot_close(w);
+	if (w->uffd >= 0)
+		close(w->uffd);	/* unregisters the range */
+	if (w->pagemap_fd >= 0)
+		close(w->pagemap_fd);
+	free(w->bits);
+	w->bits = NULL;
+	w->uffd = w->pagemap_fd = -1;
+}
+
+static int backend_open(struct mmext_ww *w, int backend)
+{
+	w->backend = backend;
+	switch (backend) {
+	case MMEXT_WW_PAGEMAP_SCAN:
+		return pms_open(w);
+	case MMEXT_WW_SOFT_DIRTY:
+		return sd_open(w);
+	default:
+		return mprot_open(w);
+	}
+}
+
+MMEXT_API int mmext_ww_open(void *addr, size_t len, const struct mmext_ww_opts *opts,
+			    struct mmext_ww **out)
+{
+	uint32_t backend = MMEXT__OPT(opts, backend, MMEXT_WW_AUTO);
+	uint32_t flags = MMEXT__OPT(opts, flags, 0);
+	struct mmext_ww *w;
+	uintptr_t end;
+	int ret, b;
+
+	ret = mmext__opts_check(opts, MMEXT__OPTS_END(mmext_ww_opts, flags));
+	if (ret)
+		return ret;
+	if (!out)
+		return -EFAULT;
+	if (backend > MMEXT_WW_MPROTECT || flags)
+		return -EINVAL;
+	ret = mmext__range(addr, len, &end);
+	if (ret)
+		return ret;
+	ret = mmext__range_mapped((uintptr_t)addr, end, NULL, NULL);
+	if (ret)
+		return ret;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->start = (uintptr_t)addr;
+	w->end = end;
+	w->npages = (end - w->start) / mmext__page_size();
+	w->uffd = w->pagemap_fd = w->slot = -1;
+	/* A huge page would be reported written as a whole. EINVAL: no THP at all. */
+	if (madvise(addr, end - w->start, MADV_NOHUGEPAGE) && errno != EINVAL) {
+		ret = -errno;
+		free(w);
+		return ret;
+	}
+	if (backend != MMEXT_WW_AUTO) {
+		ret = backend_open(w, backend);
+	} else {
+		/* Fall through the backends while the failure is "cannot serve this". */
+		ret = -EOPNOTSUPP;
+		for (b = MMEXT_WW_PAGEMAP_SCAN; b <= MMEXT_WW_MPROTECT; b++) {
+			ret = backend_open(w, b);
+			if (ret != -EOPNOTSUPP && ret != -EPERM && ret != -EACCES &&
+			    ret != -EINVAL && ret != -ENOSYS)
+				break;
+			ww_teardown(w);
+		}
+	}
+	if (ret) {
+		ww_teardown(w);
+		free(w);
+		return ret;
+	}
+	*out = w;
+	return 0;
+}
+
+MMEXT_API void mmext_ww_close(struct mmext_ww *w)
+{
+	if (!w)
+		return;
+	ww_teardown(w);
+	free(w);
+}
+
+MMEXT_API int mmext_ww_backend(const struct mmext_ww *w)
+{
+	return w ? w->backend : -EINVAL;
+}
+
+/* [addr, addr + len) page-rounded and inside the watch. */
+static int sub_range(const struct mmext_ww *w, void *addr, size_t len, uintptr_t *a,
+		     uintptr_t *e)
+{
+	int ret = mmext__range(addr, len, e);
+
+	if (ret)
+		return ret;
+	*a = (uintptr_t)addr;
+	if (*a < w->start || *e > w->end)
+		return -EINVAL;
+	return 0;
+}
+
+MMEXT_API int mmext_ww_get(struct mmext_ww *w, void *addr, size_t len, unsigned int flags,
+			   void **pages, size_t *count)
+{
+	struct collect c;
+	uintptr_t a, e;
+	int ret;
+
+	if (!w || !count || (!pages && *count))
+		return -EFAULT;
+	if (flags & ~MMEXT_WW_RESET)
+		return -EINVAL;
+	ret = sub_range(w, addr, len, &a, &e);
+	if (ret)
+		return ret;
+	c.pages = pages;
+	c.cap = *count;
+	c.n = 0;
+	switch (w->backend) {
+	case MMEXT_WW_PAGEMAP_SCAN:
+		ret = scan_range(w, a, e, flags & MMEXT_WW_RESET, &c);
+		break;
+	case MMEXT_WW_SOFT_DIRTY:
+		ret = sd_get(w, a, e, flags & MMEXT_WW_RESET, &c);
+		break;
+	default:
+		ret = mprot_get(w, a, e, flags & MMEXT_WW_RESET, &c);
+	}
+	if (ret < 0)
+		return ret;
+	*count = c.n;
+	return ret;
+}
+
+MMEXT_API int mmext_ww_reset(struct mmext_ww *w, void *addr, size_t len)
+{
+	uintptr_t a, e;
+	int ret;
+
+	if (!w)
+		return -EFAULT;
+	ret = sub_range(w, addr, len, &a, &e);
+	if (ret)
+		return ret;
+	switch (w->backend) {
+	case MMEXT_WW_PAGEMAP_SCAN:
+		return scan_range(w, a, e, true, NULL);
+	case MMEXT_WW_SOFT_DIRTY:
+		ret = sd_get(w, a, e, true, NULL);
+		return ret < 0 ? ret : 0;
+	default:
+		return mprot_reset(w, page_index(w, a), page_index(w, e), NULL);
+	}
+}
