@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Shared by the libmmext tests in tests/lib/. */
+#ifndef MMEXT_TEST_HELPERS_H
+#define MMEXT_TEST_HELPERS_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <mmext.h>
+
+/* SKIP the current test with the probe's reason unless feature f is available. */
+#define REQUIRE_FEATURE(f)							\
+	do {									\
+		struct mmext_feature_status __st;				\
+		ASSERT_EQ(0, mmext_probe((f), &__st));				\
+		if (!__st.available)						\
+			SKIP(return, "%s unavailable: %s", mmext_feature_name(f),\
+			     __st.detail);					\
+	} while (0)
+
+static inline size_t t_psz(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* A mapping the test owns; MAP_FAILED is turned into NULL. */
+static inline char *t_map(size_t len, int prot, int flags)
+{
+	void *p = mmap(NULL, len, prot, flags, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* An address with nothing mapped: map and unmap len bytes. */
+static inline char *t_hole(size_t len)
+{
+	char *p = t_map(len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS);
+
+	if (p)
+		munmap(p, len);
+	return p;
+}
+
+/* Run fn in a child; true when it exited with status 0. */
+static inline int t_in_child(int (*fn)(void *), void *arg)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return 0;
+	if (!pid)
+		_exit(fn(arg));
+	if (waitpid(pid, &status, 0) != pid)
+		return 0;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* A pid that is not running: a reaped child's. */
+static inline pid_t t_dead_pid(void)
+{
+	pid_t pid = fork();
+
+	if (!pid)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	return pid;
+}
+
+/*
+ * An options struct followed by one byte the library does not know, for the
+ * "unknown nonzero tail" tests: declare T_OPTS_TAIL(type) var, then set var.tail.
+ */
+#define T_OPTS_TAIL(type) struct { struct type o; uint64_t tail; } __attribute__((packed))
+
+#endif /* MMEXT_TEST_HELPERS_H */

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mmext_probe(): answers are well-formed, cached, thread-safe and agree with what
+ * the kernel actually does when asked directly.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+
+#include <mmext/uapi.h>
+#include "helpers.h"
+#include "kselftest_harness.h"
+
+TEST(every_feature_has_a_consistent_answer)
+{
+	struct mmext_feature_status st;
+	int f;
+
+	for (f = 0; f < MMEXT_FEAT__COUNT; f++) {
+		memset(&st, 0xaa, sizeof(st));
+		ASSERT_EQ(0, mmext_probe(f, &st));
+		ASSERT_NE(NULL, st.detail);
+		EXPECT_TRUE(st.available == 0 || st.available == 1);
+		/* Available exactly when there is no reason not to be. */
+		EXPECT_EQ(st.available, st.reason == 0) TH_LOG("%s", mmext_feature_name(f));
+		EXPECT_GE(st.reason, 0);
+		TH_LOG("%-16s %s (%s)", mmext_feature_name(f), st.available ? "yes" : "no",
+		       st.detail);
+	}
+}
+
+TEST(feature_names_are_unique)
+{
+	int a, b;
+
+	for (a = 0; a < MMEXT_FEAT__COUNT; a++) {
+		ASSERT_NE(NULL, mmext_feature_name(a));
+		for (b = 0; b < a; b++)
+			EXPECT_STRNE(mmext_feature_name(a), mmext_feature_name(b));
+	}
+	EXPECT_STREQ("anon_name", mmext_feature_name(MMEXT_FEAT_ANON_NAME));
+	EXPECT_STREQ("writewatch", mmext_feature_name(MMEXT_FEAT_WRITEWATCH));
+}
+
+TEST(bad_arguments)
+{
+	struct mmext_feature_status st;
+
+	EXPECT_EQ(-EINVAL, mmext_probe(MMEXT_FEAT__COUNT, &st));
+	EXPECT_EQ(-EINVAL, mmext_probe((enum mmext_feature)-1, &st));
+	EXPECT_EQ(-EINVAL, mmext_probe(MMEXT_FEAT_ANON_NAME, NULL));
+	EXPECT_EQ(NULL, mmext_feature_name(MMEXT_FEAT__COUNT));
+	EXPECT_EQ(NULL, mmext_feature_name((enum mmext_feature)-5));
+}
+
+TEST(errno_is_preserved)
+{
+	struct mmext_feature_status st;
+
+	mmext_probe_reset();
+	errno = 4321;
+	ASSERT_EQ(0, mmext_probe(MMEXT_FEAT_ANON_NAME, &st));
+	ASSERT_EQ(0, mmext_probe(MMEXT_FEAT_SOFT_DIRTY, &st));
+	EXPECT_EQ(4321, errno);
+}
+
+TEST(version_matches_header)
+{
+	char want[16];
+
+	snprintf(want, sizeof(want), "%d.%d", MMEXT_VERSION_MAJOR, MMEXT_VERSION_MINOR);
+	EXPECT_STREQ(want, mmext_version());
+}
+
+/* The provisional-marker features follow their marker files exactly. */
+TEST(patch_features_follow_their_markers)
+{
+	static const struct { int f; const char *path; } m[] = {
+		{ MMEXT_FEAT_REFPAGE, MMEXT_REFPAGE_SYSFS },
+		{ MMEXT_FEAT_MAPS_LOCKLESS, MMEXT_MAPS_LOCKLESS_SYSFS },
+		{ MMEXT_FEAT_COW_PTE, MMEXT_COW_PTE_SYSFS },
+	};
+	struct mmext_feature_status st;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+		ASSERT_EQ(0, mmext_probe(m[i].f, &st));
+		if (access(m[i].path, F_OK)) {
+			EXPECT_EQ(0, st.available);
+			EXPECT_EQ(ENOENT, st.reason);
+			EXPECT_NE(NULL, strstr(st.detail, m[i].path));
+		} else {
+			TH_LOG("%s present: %s", m[i].path, st.detail);
+		}
+	}
+}
+
+TEST(anon_name_answer_matches_prctl)
+{
+	struct mmext_feature_status st;
+	size_t psz = t_psz();
+	char *p = t_map(psz, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS);
+	int ret;
+
+	ASSERT_NE(NULL, p);
+	ret = prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)p, psz, (unsigned long)"t");
+	ASSERT_EQ(0, mmext_probe(MMEXT_FEAT_ANON_NAME, &st));
+	EXPECT_EQ(ret == 0, st.available);
+	if (ret)
+		EXPECT_EQ(errno, st.reason);
+	munmap(p, psz);
+}
+
+TEST(procmap_query_answer_matches_ioctl)
+{
+	struct procmap_query q = { .size = sizeof(q) };
+	struct mmext_feature_status st;
+	int fd = open("/proc/self/maps", O_RDONLY), ret;
+
+	ASSERT_GE(fd, 0);
+	q.query_addr = (uintptr_t)&q;
+	ret = ioctl(fd, PROCMAP_QUERY, &q);
+	close(fd);
+	ASSERT_EQ(0, mmext_probe(MMEXT_FEAT_PROCMAP_QUERY, &st));
+	EXPECT_EQ(ret == 0, st.available);
+	if (ret)
+		EXPECT_EQ(ENOTTY, st.reason);
+}
+
+TEST(writewatch_needs_pagemap_scan)
+{
+	struct pm_scan_arg arg = { .size = sizeof(arg) };
+	struct mmext_feature_status st;
+	int fd = open("/proc/self/pagemap", O_RDONLY), ret;
+
+	ASSERT_GE(fd, 0);
+	arg.start = (uintptr_t)t_psz() * 16;
+	arg.end = arg.start + t_psz();
+	ret = ioctl(fd, PAGEMAP_SCAN, &arg);
+	close(fd);
+	ASSERT_EQ(0, mmext_probe(MMEXT_FEAT_WRITEWATCH, &st));
+	if (ret < 0 && errno == ENOTTY)
+		EXPECT_EQ(0, st.available);
+}
+
+TEST(answers_are_cached_and_reset)
+{
+	struct mmext_feature_status a, b;
+	int f;
+
+	for (f = 0; f < MMEXT_FEAT__COUNT; f++) {
+		ASSERT_EQ(0, mmext_probe(f, &a));
+		ASSERT_EQ(0, mmext_probe(f, &b));
+		EXPECT_EQ(a.available, b.available);
+		EXPECT_EQ(a.reason, b.reason);
+		/* Cached: the very same static string. */
+		EXPECT_EQ(a.detail, b.detail);
+		mmext_probe_reset();
+		ASSERT_EQ(0, mmext_probe(f, &b));
+		EXPECT_EQ(a.available, b.available);
+		EXPECT_EQ(a.reason, b.reason);
+	}
+}
+
+static void *probe_all(void *arg)
+{
+	struct mmext_feature_status *out = arg;
+	int round, f;
+
+	for (round = 0; round < 50; round++)
+		for (f = 0; f < MMEXT_FEAT__COUNT; f++)
+			if (mmext_probe(f, &out[f]))
+				return (void *)1;
+	return NULL;
+}
+
+TEST(concurrent_probes_agree)
+{
+	struct mmext_feature_status res[4][MMEXT_FEAT__COUNT];
+	pthread_t t[4];
+	int i, f;
+
+	mmext_probe_reset();
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, probe_all, res[i]));
+	for (i = 0; i < 4; i++) {
+		void *ret;
+
+		ASSERT_EQ(0, pthread_join(t[i], &ret));
+		EXPECT_EQ(NULL, ret);
+	}
+	for (i = 1; i < 4; i++)
+		for (f = 0; f < MMEXT_FEAT__COUNT; f++) {
+			EXPECT_EQ(res[0][f].available, res[i][f].available);
+			EXPECT_EQ(res[0][f].reason, res[i][f].reason);
+		}
+}
+
+TEST_HARNESS_MAIN
