@@ -76,6 +76,6 @@ static inline pid_t t_dead_pid(void)
  * An options struct followed by one byte the library does not know, for the
  * "unknown nonzero tail" tests: declare T_OPTS_TAIL(type) var, then set var.tail.
  */
-#define T_OPTS_TAIL(type) struct { struct type o; uint64_t tail; } __attribute__((packed))
+#define T_OPTS_TAIL(type) struct { struct type o; uint64_t tail; }
 
 #endif /* MMEXT_TEST_HELPERS_H */

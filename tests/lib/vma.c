@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * VMA queries: mmext_maps_find/next on both backends (text and PROCMAP_QUERY), the
+ * text parser on its own, and the errors. Each fixture test runs once per backend;
+ * the ioctl variant SKIPs on kernels before 6.11.
+ */
+#include <fcntl.h>
+#include <link.h>
+#include <signal.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "helpers.h"
+#include "kselftest_harness.h"
+
+static struct mmext_maps *open_maps(struct __test_metadata *_metadata, pid_t pid,
+				    uint32_t backend, uint32_t flags)
+{
+	MMEXT_OPTS(mmext_maps_opts, o, .backend = backend, .flags = flags);
+	struct mmext_maps *m = NULL;
+	int ret = mmext_maps_open(pid, &o, &m);
+
+	EXPECT_EQ(0, ret);
+	return m;
+}
+
+FIXTURE(maps) {
+	struct mmext_maps *m;
+	char *guarded;		/* five pages: ---, rw-, r--, rw-, --- */
+	char *area;		/* the middle three, so exactly three VMAs of ours */
+	size_t psz;
+};
+
+FIXTURE_VARIANT(maps) {
+	uint32_t backend;
+};
+
+FIXTURE_VARIANT_ADD(maps, text) { .backend = MMEXT_MAPS_TEXT };
+FIXTURE_VARIANT_ADD(maps, ioctl) { .backend = MMEXT_MAPS_IOCTL };
+FIXTURE_VARIANT_ADD(maps, automatic) { .backend = MMEXT_MAPS_AUTO };
+
+FIXTURE_SETUP(maps)
+{
+	self->psz = t_psz();
+	if (variant->backend == MMEXT_MAPS_IOCTL)
+		REQUIRE_FEATURE(MMEXT_FEAT_PROCMAP_QUERY);
+	/* PROT_NONE guards keep the area from merging with a neighbour. */
+	self->guarded = t_map(5 * self->psz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS);
+	ASSERT_NE(NULL, self->guarded);
+	self->area = self->guarded + self->psz;
+	ASSERT_EQ(0, mprotect(self->area, 3 * self->psz, PROT_READ | PROT_WRITE));
+	ASSERT_EQ(0, mprotect(self->area + self->psz, self->psz, PROT_READ));
+	self->m = open_maps(_metadata, 0, variant->backend, 0);
+	ASSERT_NE(NULL, self->m);
+}
+
+FIXTURE_TEARDOWN(maps)
+{
+	mmext_maps_close(self->m);
+	if (self->guarded)
+		munmap(self->guarded, 5 * self->psz);
+}
+
+TEST_F(maps, backend_is_reported)
+{
+	int b = mmext_maps_backend(self->m);
+
+	if (variant->backend == MMEXT_MAPS_AUTO) {
+		struct mmext_feature_status st;
+
+		ASSERT_EQ(0, mmext_probe(MMEXT_FEAT_PROCMAP_QUERY, &st));
+		EXPECT_EQ(st.available ? MMEXT_MAPS_IOCTL : MMEXT_MAPS_TEXT, b);
+	} else {
+		EXPECT_EQ(variant->backend, b);
+	}
+}
+
+TEST_F(maps, find_covering_vma)
+{
+	uintptr_t base = (uintptr_t)self->area;
+	struct mmext_vma v;
+
+	ASSERT_EQ(0, mmext_maps_find(self->m, base + self->psz + 5, 0, &v));
+	EXPECT_EQ(base + self->psz, v.start);
+	EXPECT_EQ(base + 2 * self->psz, v.end);
+	EXPECT_EQ(MMEXT_VMA_READ, v.prot);
+	EXPECT_EQ(MMEXT_VMA_ANON, v.kind);
+	EXPECT_EQ(0, v.inode);
+	EXPECT_EQ(0, v.name_len);
+	EXPECT_STREQ("", v.name);
+
+	ASSERT_EQ(0, mmext_maps_find(self->m, base, 0, &v));
+	EXPECT_EQ(base, v.start);
+	EXPECT_EQ(MMEXT_VMA_READ | MMEXT_VMA_WRITE, v.prot);
+	ASSERT_EQ(0, mmext_maps_find(self->m, base + 3 * self->psz - 1, 0, &v));
+	EXPECT_EQ(base + 3 * self->psz, v.end);
+}
+
+TEST_F(maps, find_next_over_a_hole)
+{
+	uintptr_t base = (uintptr_t)self->area;
+	struct mmext_vma v;
+
+	/* Put a hole at the first page: only NEXT finds something there. */
+	ASSERT_EQ(0, munmap(self->area, self->psz));
+	EXPECT_EQ(-ENOENT, mmext_maps_find(self->m, base, 0, &v));
+	ASSERT_EQ(0, mmext_maps_find(self->m, base, MMEXT_FIND_NEXT, &v));
+	EXPECT_EQ(base + self->psz, v.start);
+	/* Covering wins over next. */
+	ASSERT_EQ(0, mmext_maps_find(self->m, base + 2 * self->psz, MMEXT_FIND_NEXT, &v));
+	EXPECT_EQ(base + 2 * self->psz, v.start);
+	/* Nothing above the top of the address space. */
+	EXPECT_EQ(-ENOENT, mmext_maps_find(self->m, UINT64_MAX - 1, MMEXT_FIND_NEXT, &v));
+}
+
+TEST_F(maps, special_vmas_are_classified)
+{
+	struct mmext_vma v;
+	int local;
+	unsigned long vdso = getauxval(AT_SYSINFO_EHDR);
+	void *brk0 = sbrk(0);
+
+	ASSERT_EQ(0, mmext_maps_find(self->m, (uintptr_t)&local, 0, &v));
+	EXPECT_EQ(MMEXT_VMA_STACK, v.kind);
+	EXPECT_STREQ("[stack]", v.name);
+	if (vdso) {
+		ASSERT_EQ(0, mmext_maps_find(self->m, vdso, 0, &v));
+		EXPECT_EQ(MMEXT_VMA_VDSO, v.kind);
+		EXPECT_STREQ("[vdso]", v.name);
+	}
+	/* Make sure a heap exists, then look at it. */
+	ASSERT_NE((void *)-1, sbrk(self->psz));
+	ASSERT_EQ(0, mmext_maps_find(self->m, (uintptr_t)brk0, 0, &v));
+	EXPECT_EQ(MMEXT_VMA_HEAP, v.kind);
+	EXPECT_STREQ("[heap]", v.name);
+}
+
+/* A file mapped at offset one page, under a path with spaces. */
+static char *map_file(struct __test_metadata *_metadata, char *path, struct stat *st)
+{
+	size_t psz = t_psz();
+	int fd = mkstemp(path);
+	char *p;
+
+	EXPECT_GE(fd, 0);
+	if (fd < 0)
+		return NULL;
+	EXPECT_EQ(0, ftruncate(fd, 2 * psz));
+	EXPECT_EQ(0, fstat(fd, st));
+	p = mmap(NULL, psz, PROT_READ, MAP_SHARED, fd, psz);
+	close(fd);
+	EXPECT_NE(MAP_FAILED, p);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+TEST_F(maps, file_vma_fields_and_deleted)
+{
+	char path[] = "/tmp/mmext vma test with spaces XXXXXX";
+	struct mmext_vma v;
+	struct stat st;
+	char *p = map_file(_metadata, path, &st);
+
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, mmext_maps_find(self->m, (uintptr_t)p, MMEXT_FIND_FILE, &v));
+	EXPECT_EQ((uintptr_t)p, v.start);
+	EXPECT_EQ(MMEXT_VMA_FILE, v.kind);
+	EXPECT_STREQ(path, v.name);
+	EXPECT_EQ(strlen(path), v.name_len);
+	EXPECT_EQ(st.st_ino, v.inode);
+	EXPECT_EQ(major(st.st_dev), v.dev_major);
+	EXPECT_EQ(minor(st.st_dev), v.dev_minor);
+	EXPECT_EQ(t_psz(), v.offset);
+	EXPECT_EQ(MMEXT_VMA_READ | MMEXT_VMA_SHARED, v.prot);
+	EXPECT_EQ(0, v.flags);
+
+	ASSERT_EQ(0, unlink(path));
+	ASSERT_EQ(0, mmext_maps_find(self->m, (uintptr_t)p, 0, &v));
+	EXPECT_STREQ(path, v.name);
+	EXPECT_EQ(MMEXT_VMA_DELETED, v.flags);
+	munmap(p, t_psz());
+}
+
+TEST_F(maps, file_only_skips_anonymous)
+{
+	char path[] = "/tmp/mmext-vma-XXXXXX";
+	struct mmext_vma v;
+	struct stat st;
+	char *p = map_file(_metadata, path, &st);
+
+	ASSERT_NE(NULL, p);
+	unlink(path);
+	EXPECT_EQ(-ENOENT, mmext_maps_find(self->m, (uintptr_t)self->area, MMEXT_FIND_FILE, &v));
+	/* With NEXT, an anonymous VMA at addr is passed over for a file one above. */
+	if ((uintptr_t)p > (uintptr_t)self->area) {
+		ASSERT_EQ(0, mmext_maps_find(self->m, (uintptr_t)self->area,
+					     MMEXT_FIND_FILE | MMEXT_FIND_NEXT, &v));
+		EXPECT_EQ(MMEXT_VMA_FILE, v.kind);
+		EXPECT_GT(v.start, (uintptr_t)self->area);
+	}
+	munmap(p, t_psz());
+}
+
+/* A path of about 3000 bytes: longer than any buffer the backends start with. */
+TEST_F(maps, very_long_path)
+{
+	char dir[4096] = "/tmp/mmext-long-XXXXXX", comp[201], file[4200];
+	struct mmext_vma v;
+	size_t psz = t_psz();
+	int i, fd;
+	char *p;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	memset(comp, 'd', 200);
+	comp[200] = '\0';
+	for (i = 0; i < 14; i++) {
+		strcat(dir, "/");
+		strcat(dir, comp);
+		ASSERT_EQ(0, mkdir(dir, 0700));
+	}
+	snprintf(file, sizeof(file), "%s/file with space", dir);
+	fd = open(file, O_RDWR | O_CREAT, 0600);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, ftruncate(fd, psz));
+	p = mmap(NULL, psz, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, mmext_maps_find(self->m, (uintptr_t)p, 0, &v));
+	EXPECT_STREQ(file, v.name);
+	EXPECT_EQ(strlen(file), v.name_len);
+	munmap(p, psz);
+	unlink(file);
+	for (i = 0; i < 15; i++) {
+		rmdir(dir);
+		*strrchr(dir, '/') = '\0';
+	}
+}
+
+TEST_F(maps, named_anonymous_memory)
+{
+	struct mmext_feature_status st;
+	struct mmext_vma v;
+
+	ASSERT_EQ(0, mmext_probe(MMEXT_FEAT_ANON_NAME, &st));
+	if (!st.available)
+		SKIP(return, "no anon names: %s", st.detail);
+	ASSERT_EQ(0, mmext_name_set(self->area, t_psz(), "vma test name"));
+	ASSERT_EQ(0, mmext_maps_find(self->m, (uintptr_t)self->area, 0, &v));
+	EXPECT_EQ(MMEXT_VMA_ANON_NAMED, v.kind);
+	EXPECT_STREQ("[anon:vma test name]", v.name);
+	ASSERT_NE(NULL, v.anon_name);
+	EXPECT_EQ(strlen("vma test name"), v.anon_name_len);
+	EXPECT_EQ(0, memcmp(v.anon_name, "vma test name", v.anon_name_len));
+}
+
+TEST_F(maps, listing_is_ordered_and_complete)
+{
+	struct mmext_vma v;
+	uint64_t prev_end = 0;
+	int ret, n = 0, seen = 0;
+
+	while ((ret = mmext_maps_next(self->m, &v)) == 1) {
+		EXPECT_LT(v.start, v.end);
+		EXPECT_LE(prev_end, v.start);
+		prev_end = v.end;
+		if (v.start == (uintptr_t)self->area + t_psz())
+			seen = 1;
+		n++;
+	}
+	EXPECT_EQ(0, ret);
+	EXPECT_GT(n, 5);
+	EXPECT_TRUE(seen);
+	EXPECT_EQ(0, mmext_maps_next(self->m, &v));	/* stays at the end */
+	mmext_maps_rewind(self->m);
+	ASSERT_EQ(1, mmext_maps_next(self->m, &v));
+	EXPECT_LT(v.start, (uintptr_t)self->area);
+}
+
+TEST_F(maps, bad_flags)
+{
+	struct mmext_vma v;
+
+	EXPECT_EQ(-EINVAL, mmext_maps_find(self->m, (uintptr_t)self->area, 0x80, &v));
+	EXPECT_EQ(-EFAULT, mmext_maps_find(self->m, (uintptr_t)self->area, 0, NULL));
+	EXPECT_EQ(-EFAULT, mmext_maps_find(NULL, (uintptr_t)self->area, 0, &v));
+	EXPECT_EQ(-EFAULT, mmext_maps_next(NULL, &v));
+	EXPECT_EQ(-EFAULT, mmext_maps_next(self->m, NULL));
+	EXPECT_EQ(-EINVAL, mmext_maps_backend(NULL));
+}
+
+static int child_wait(void *arg)
+{
+	pause();
+	return 0;
+}
+
+/* Another process: its mappings, then -ESRCH (or end of data) once it is gone. */
+TEST_F(maps, other_process)
+{
+	struct mmext_maps *m;
+	struct mmext_vma v;
+	int status, ret;
+	pid_t pid = fork();
+
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		_exit(child_wait(NULL));
+	m = open_maps(_metadata, pid, variant->backend, 0);
+	ASSERT_NE(NULL, m);
+	/* Inherited across fork: the child has our three-VMA area too. */
+	ASSERT_EQ(0, mmext_maps_find(m, (uintptr_t)self->area + t_psz(), 0, &v));
+	EXPECT_EQ((uintptr_t)self->area + t_psz(), v.start);
+	EXPECT_EQ(MMEXT_VMA_READ, v.prot);
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ret = mmext_maps_find(m, (uintptr_t)self->area, 0, &v);
+	EXPECT_TRUE(ret == -ESRCH || ret == -ENOENT) TH_LOG("ret %d", ret);
+	mmext_maps_close(m);
+}
+
+/* Text and ioctl listings of the same, quiet process agree field by field. */
+TEST(text_and_ioctl_agree)
+{
+	MMEXT_OPTS(mmext_maps_opts, ot, .backend = MMEXT_MAPS_TEXT);
+	MMEXT_OPTS(mmext_maps_opts, oi, .backend = MMEXT_MAPS_IOCTL);
+	struct mmext_maps *mt, *mi;
+	static struct mmext_vma a[512], b[512];
+	static char names[512][256];
+	int na = 0, nb = 0, i;
+
+	REQUIRE_FEATURE(MMEXT_FEAT_PROCMAP_QUERY);
+	ASSERT_EQ(0, mmext_maps_open(0, &ot, &mt));
+	ASSERT_EQ(0, mmext_maps_open(0, &oi, &mi));
+	while (na < 512 && mmext_maps_next(mt, &a[na]) == 1) {
+		snprintf(names[na], sizeof(names[na]), "%s", a[na].name);
+		na++;
+	}
+	while (nb < 512 && mmext_maps_next(mi, &b[nb]) == 1) {
+		/* vsyscall is outside the VMA tree: the ioctl cannot see it. */
+		if (b[nb].kind != MMEXT_VMA_VSYSCALL)
+			nb++;
+	}
+	if (na && a[na - 1].kind == MMEXT_VMA_VSYSCALL)
+		na--;
+	ASSERT_EQ(na, nb);
+	for (i = 0; i < na; i++) {
+		EXPECT_EQ(a[i].start, b[i].start);
+		EXPECT_EQ(a[i].end, b[i].end);
+		EXPECT_EQ(a[i].prot, b[i].prot);
+		EXPECT_EQ(a[i].offset, b[i].offset);
+		EXPECT_EQ(a[i].inode, b[i].inode);
+		EXPECT_EQ(a[i].dev_major, b[i].dev_major);
+		EXPECT_EQ(a[i].dev_minor, b[i].dev_minor);
+		EXPECT_EQ(a[i].kind, b[i].kind);
+	}
+	/* Names: compare the last one fully (earlier pointers were overwritten). */
+	EXPECT_STREQ(names[na - 1], b[nb - 1].name);
+	mmext_maps_close(mt);
+	mmext_maps_close(mi);
+}
+
+/* The GNU build ID of this program, from its own program headers. */
+static int own_build_id(struct dl_phdr_info *info, size_t size, void *data)
+{
+	unsigned char *out = data;
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr), *end;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		for (end = p + ph->p_memsz; p + sizeof(ElfW(Nhdr)) <= end;) {
+			const ElfW(Nhdr) *n = (const void *)p;
+			const char *desc = p + sizeof(*n) + ((n->n_namesz + 3) & ~3);
+
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_descsz <= 64) {
+				out[0] = n->n_descsz;
+				memcpy(out + 1, desc, n->n_descsz);
+				return 1;
+			}
+			p = desc + ((n->n_descsz + 3) & ~3);
+		}
+	}
+	return 1;	/* only the first object: the executable */
+}
+
+TEST(build_id_of_own_executable)
+{
+	unsigned char want[65] = { 0 };
+	uint32_t backends[] = { MMEXT_MAPS_IOCTL, MMEXT_MAPS_TEXT };
+	struct mmext_maps *m;
+	struct mmext_vma v;
+	unsigned int i;
+
+	REQUIRE_FEATURE(MMEXT_FEAT_PROCMAP_QUERY);
+	dl_iterate_phdr(own_build_id, want);
+	if (!want[0])
+		SKIP(return, "test binary was linked without a build ID");
+	for (i = 0; i < 2; i++) {
+		m = open_maps(_metadata, 0, backends[i], MMEXT_MAPS_BUILD_ID);
+		ASSERT_NE(NULL, m);
+		ASSERT_EQ(0, mmext_maps_find(m, (uintptr_t)own_build_id, 0, &v));
+		ASSERT_EQ(want[0], v.build_id_len);
+		EXPECT_EQ(0, memcmp(want + 1, v.build_id, want[0]));
+		mmext_maps_close(m);
+	}
+}
+
+TEST(open_bad_input)
+{
+	MMEXT_OPTS(mmext_maps_opts, bad_backend, .backend = 7);
+	MMEXT_OPTS(mmext_maps_opts, bad_flags, .flags = 0x100);
+	T_OPTS_TAIL(mmext_maps_opts) big;
+	struct mmext_maps *m = NULL;
+
+	EXPECT_EQ(-EINVAL, mmext_maps_open(-1, NULL, &m));
+	EXPECT_EQ(-ESRCH, mmext_maps_open(t_dead_pid(), NULL, &m));
+	EXPECT_EQ(-EFAULT, mmext_maps_open(0, NULL, NULL));
+	EXPECT_EQ(-EINVAL, mmext_maps_open(0, &bad_backend, &m));
+	EXPECT_EQ(-EINVAL, mmext_maps_open(0, &bad_flags, &m));
+
+	memset(&big, 0, sizeof(big));
+	big.o.sz = sizeof(big);
+	big.tail = 1;
+	EXPECT_EQ(-E2BIG, mmext_maps_open(0, &big.o, &m));
+	big.tail = 0;
+	ASSERT_EQ(0, mmext_maps_open(0, &big.o, &m));
+	mmext_maps_close(m);
+	big.o.sz = 1;
+	EXPECT_EQ(-EINVAL, mmext_maps_open(0, &big.o, &m));
+	mmext_maps_close(NULL);
+}
+
+TEST(ioctl_forced_without_support)
+{
+	MMEXT_OPTS(mmext_maps_opts, o, .backend = MMEXT_MAPS_IOCTL);
+	struct mmext_feature_status st;
+	struct mmext_maps *m = NULL;
+
+	ASSERT_EQ(0, mmext_probe(MMEXT_FEAT_PROCMAP_QUERY, &st));
+	if (st.available)
+		SKIP(return, "the kernel has PROCMAP_QUERY");
+	EXPECT_EQ(-EOPNOTSUPP, mmext_maps_open(0, &o, &m));
+}
+
+/* Reading pid 1's maps as an unprivileged user is refused. */
+static int open_init_as_nobody(void *arg)
+{
+	struct mmext_maps *m;
+	int ret;
+
+	if (setgid(65534) || setuid(65534))
+		return 2;
+	ret = mmext_maps_open(1, NULL, &m);
+	return ret == -EACCES || ret == -EPERM ? 0 : 1;
+}
+
+TEST(permission_denied)
+{
+	if (geteuid() != 0)
+		SKIP(return, "needs root to switch to an unprivileged user");
+	EXPECT_TRUE(t_in_child(open_init_as_nobody, NULL));
+}
+
+/* ---- the text parser alone ---- */
+
+TEST(parse_typical_lines)
+{
+	static const char l1[] = "7f0000001000-7f0000003000 r-xp 0001a000 fd:01 1234567"
+				 "                    /usr/lib/libc.so.6\n";
+	static const char l2[] = "7ffc1000-7ffc3000 rw-p 00000000 00:00 0 ";
+	static const char l3[] = "1000-2000 rw-s 00000000 00:01 42   /memfd:x (deleted)";
+	static const char l4[] = "1000-2000 rw-p 00000000 00:00 0  [anon_shmem:a b]";
+	static const char l5[] = "1000-2000 ---p 00000000 00:00 0  [stack:123]";
+	static const char l6[] = "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0"
+				 "                  [vsyscall]";
+	struct mmext_vma v;
+
+	ASSERT_EQ(0, mmext_maps_parse_line(l1, strlen(l1), &v));
+	EXPECT_EQ(0x7f0000001000ULL, v.start);
+	EXPECT_EQ(0x7f0000003000ULL, v.end);
+	EXPECT_EQ(MMEXT_VMA_READ | MMEXT_VMA_EXEC, v.prot);
+	EXPECT_EQ(0x1a000, v.offset);
+	EXPECT_EQ(0xfd, v.dev_major);
+	EXPECT_EQ(1, v.dev_minor);
+	EXPECT_EQ(1234567, v.inode);
+	EXPECT_EQ(strlen("/usr/lib/libc.so.6"), v.name_len);
+	EXPECT_EQ(0, memcmp(v.name, "/usr/lib/libc.so.6", v.name_len));
+	EXPECT_EQ(MMEXT_VMA_FILE, v.kind);
+
+	ASSERT_EQ(0, mmext_maps_parse_line(l2, strlen(l2), &v));
+	EXPECT_EQ(0, v.name_len);
+	EXPECT_EQ(MMEXT_VMA_ANON, v.kind);
+
+	ASSERT_EQ(0, mmext_maps_parse_line(l3, strlen(l3), &v));
+	EXPECT_EQ(MMEXT_VMA_DELETED, v.flags);
+	EXPECT_EQ(strlen("/memfd:x"), v.name_len);
+	EXPECT_EQ(MMEXT_VMA_SHARED | MMEXT_VMA_READ | MMEXT_VMA_WRITE, v.prot);
+
+	ASSERT_EQ(0, mmext_maps_parse_line(l4, strlen(l4), &v));
+	EXPECT_EQ(MMEXT_VMA_ANON_SHMEM_NAMED, v.kind);
+	EXPECT_EQ(3, v.anon_name_len);
+	EXPECT_EQ(0, memcmp(v.anon_name, "a b", 3));
+
+	ASSERT_EQ(0, mmext_maps_parse_line(l5, strlen(l5), &v));
+	EXPECT_EQ(MMEXT_VMA_STACK, v.kind);
+	EXPECT_EQ(0, v.prot);
+
+	ASSERT_EQ(0, mmext_maps_parse_line(l6, strlen(l6), &v));
+	EXPECT_EQ(MMEXT_VMA_VSYSCALL, v.kind);
+	EXPECT_EQ(0xffffffffff601000ULL, v.end);
+}
+
+TEST(parse_rejects_malformed_lines)
+{
+	static const char *const bad[] = {
+		"",
+		"\n",
+		"1000-2000",
+		"1000 2000 rw-p 00000000 00:00 0",
+		"1000-2000 rw-p 00000000 00:00",
+		"1000-2000 rwxq 00000000 00:00 0",
+		"1000-2000 rw-p 00000000 0000 0",
+		"1000-2000 rw-p 00000000 00:00 0x",
+		"1000-2000 rw-p 00000000 00:00 abc",
+		"2000-1000 rw-p 00000000 00:00 0",
+		"1000-1000 rw-p 00000000 00:00 0",
+		"10000000000000000-20000000000000000 rw-p 00000000 00:00 0",
+		"1000-2000 rw-p 00000000 100000000:00 0",
+		"1000-2000 rw-p 00000000 00:00 99999999999999999999",
+		"g000-2000 rw-p 00000000 00:00 0",
+		"1000-2000  rw-p 00000000 00:00 0",
+	};
+	struct mmext_vma v;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		EXPECT_EQ(-EINVAL, mmext_maps_parse_line(bad[i], strlen(bad[i]), &v))
+			TH_LOG("accepted bad[%u]", i);
+	EXPECT_EQ(-EINVAL, mmext_maps_parse_line(NULL, 0, &v));
+	EXPECT_EQ(-EINVAL, mmext_maps_parse_line("1000-2000 rw-p 0 0:0 0", 22, NULL));
+}
+
+TEST(parse_respects_length)
+{
+	/* Only the first len bytes count: the name is cut there, not at the NUL. */
+	static const char l[] = "1000-2000 r--p 00000000 08:01 7 /a/bc";
+	struct mmext_vma v;
+
+	ASSERT_EQ(0, mmext_maps_parse_line(l, strlen(l) - 1, &v));
+	EXPECT_EQ(4, v.name_len);
+	EXPECT_EQ(0, memcmp(v.name, "/a/b", 4));
+	EXPECT_EQ(-EINVAL, mmext_maps_parse_line(l, 12, &v));
+}
+
+TEST_HARNESS_MAIN
