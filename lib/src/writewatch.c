@@ -86,6 +86,20 @@ static int scan_range(struct mmext_ww *w, uintptr_t a, uintptr_t e, bool wp,
 	uintptr_t cur = a;
 	long n, i;
 
+	if (c && !c->cap) {
+		/* Only "is anything written?": max_pages 0 would mean no limit. */
+		memset(&arg, 0, sizeof(arg));
+		arg.size = sizeof(arg);
+		arg.start = a;
+		arg.end = e;
+		arg.vec = (uintptr_t)reg;
+		arg.vec_len = 1;
+		arg.max_pages = 1;
+		arg.category_mask = PAGE_IS_WRITTEN;
+		arg.return_mask = PAGE_IS_WRITTEN;
+		n = ioctl(w->pagemap_fd, PAGEMAP_SCAN, &arg);
+		return n < 0 ? -errno : n > 0;
+	}
 	while (cur < e) {
 		if (c && c->n == c->cap)
 			return 1;

@@ -30,6 +30,11 @@
  *               EFAULT instead of faulting. The range must be readable and writable
  *               and keep that protection while watched. At most 64 such watches.
  *
+ * With PAGEMAP_SCAN a write racing with a get+reset is never lost, but it may be
+ * reported by two consecutive calls: the fault that records it completes the store
+ * only afterwards. MPROTECT clears a page's record just before protecting it again,
+ * so a store by another thread landing exactly in between is missed.
+ *
  * Every backend turns transparent huge pages off on the watched range with
  * MADV_NOHUGEPAGE (and does not turn them back on): a huge page would be reported
  * written as a whole. Pages that were written and then swapped out are reported as
@@ -95,7 +100,8 @@ MMEXT_API const char *mmext_ww_backend_name(int backend);
  * number stored. [addr, addr + len) must lie within the watched range. With
  * MMEXT_WW_RESET exactly the pages returned are reset, so a caller with a small
  * array loses nothing. Returns 0 when the whole range was scanned, 1 when pages[]
- * filled up and more written pages may follow (call again), or -errno (-EINVAL:
+ * filled up and more written pages may follow (call again), or -errno. With *count
+ * 0 it only answers whether any page is written (1) or none (0), resetting nothing (-EINVAL:
  * bad range or flags, -EFAULT: NULL pages with nonzero *count or NULL count).
  */
 MMEXT_API int mmext_ww_get(struct mmext_ww *w, void *addr, size_t len, unsigned int flags,
