@@ -99,10 +99,12 @@ MMEXT_API const char *mmext_ww_backend_name(int backend);
  * they were last reset, lowest first, at most *count of them; set *count to the
  * number stored. [addr, addr + len) must lie within the watched range. With
  * MMEXT_WW_RESET exactly the pages returned are reset, so a caller with a small
- * array loses nothing. Returns 0 when the whole range was scanned, 1 when pages[]
- * filled up and more written pages may follow (call again), or -errno. With *count
- * 0 it only answers whether any page is written (1) or none (0), resetting nothing (-EINVAL:
- * bad range or flags, -EFAULT: NULL pages with nonzero *count or NULL count).
+ * array loses nothing. With *count 0 it only answers whether any page is written,
+ * resetting nothing.
+ * Returns 0 when the whole range was scanned (or, for *count 0, nothing is written),
+ * 1 when pages[] filled up and more written pages may follow (call again), or:
+ *  -EINVAL  bad range or flags
+ *  -EFAULT  NULL w or count, or NULL pages with nonzero *count
  */
 MMEXT_API int mmext_ww_get(struct mmext_ww *w, void *addr, size_t len, unsigned int flags,
 			   void **pages, size_t *count);
