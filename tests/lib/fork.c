@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mmext_fork(): the child is a real fork with private memory, the method is
+ * reported in both processes and matches the probe, and the flags are checked.
+ */
+#include "helpers.h"
+#include "kselftest_harness.h"
+
+static int expected_method(void)
+{
+	struct mmext_feature_status st;
+
+	if (mmext_probe(MMEXT_FEAT_COW_PTE, &st))
+		return -1;
+	return st.available ? MMEXT_FORK_COW_PTE : MMEXT_FORK_PLAIN;
+}
+
+TEST(fork_reports_method_and_separates_memory)
+{
+	size_t psz = t_psz();
+	char *p = t_map(4 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
+	int method = 0, status;
+	pid_t pid;
+
+	ASSERT_NE(NULL, p);
+	memset(p, 'a', 4 * psz);
+	pid = mmext_fork(NULL, &method);
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		/* The child sees the parent's data and writes only its own copy. */
+		int ok = p[3 * psz] == 'a' && method == expected_method();
+
+		memset(p, 'c', 4 * psz);
+		_exit(ok ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_EQ(expected_method(), method);
+	EXPECT_EQ('a', p[0]);
+	EXPECT_EQ('a', p[4 * psz - 1]);
+	munmap(p, 4 * psz);
+}
+
+TEST(plain_only_is_plain)
+{
+	MMEXT_OPTS(mmext_fork_opts, o, .flags = MMEXT_FORK_PLAIN_ONLY);
+	int method = 0;
+	pid_t pid = mmext_fork(&o, &method);
+
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		_exit(method == MMEXT_FORK_PLAIN ? 0 : 1);
+	EXPECT_EQ(MMEXT_FORK_PLAIN, method);
+	EXPECT_EQ(pid, waitpid(pid, NULL, 0));
+}
+
+TEST(require_cow_without_kernel_support)
+{
+	MMEXT_OPTS(mmext_fork_opts, o, .flags = MMEXT_FORK_REQUIRE_COW);
+	int method = 0;
+	pid_t pid;
+
+	if (expected_method() == MMEXT_FORK_COW_PTE)
+		SKIP(return, "the kernel has COW page tables");
+	pid = mmext_fork(&o, &method);
+	if (pid == 0)
+		_exit(0);	/* must not happen: reported below */
+	EXPECT_EQ(-EOPNOTSUPP, pid);
+	EXPECT_EQ(0, method);	/* untouched on failure */
+}
+
+TEST(method_pointer_is_optional)
+{
+	pid_t pid = mmext_fork(NULL, NULL);
+
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		_exit(0);
+	EXPECT_EQ(pid, waitpid(pid, NULL, 0));
+}
+
+TEST(bad_options)
+{
+	MMEXT_OPTS(mmext_fork_opts, both, .flags = MMEXT_FORK_REQUIRE_COW | MMEXT_FORK_PLAIN_ONLY);
+	MMEXT_OPTS(mmext_fork_opts, unknown, .flags = 0x80);
+	MMEXT_OPTS(mmext_fork_opts, pad, .__pad = 1);
+	T_OPTS_TAIL(mmext_fork_opts) big;
+	int method = 0;
+
+	EXPECT_EQ(-EINVAL, mmext_fork(&both, &method));
+	EXPECT_EQ(-EINVAL, mmext_fork(&unknown, &method));
+	/* __pad is beyond the last known field, so it counts as unknown tail. */
+	EXPECT_EQ(-E2BIG, mmext_fork(&pad, &method));
+	memset(&big, 0, sizeof(big));
+	big.o.sz = sizeof(big);
+	big.tail = 9;
+	EXPECT_EQ(-E2BIG, mmext_fork(&big.o, &method));
+	big.o.sz = 4;
+	EXPECT_EQ(-EINVAL, mmext_fork(&big.o, &method));
+	EXPECT_EQ(0, method);
+}
+
+TEST_HARNESS_MAIN
