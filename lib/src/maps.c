@@ -52,7 +52,8 @@ static int cursor_line(struct text_cursor *c, char **line, size_t *len)
 	ssize_t n;
 
 	for (;;) {
-		nl = memchr(c->buf + c->pos, '\n', c->len - c->pos);
+		/* No buffer yet before the first read: memchr(NULL, ...) is undefined. */
+		nl = c->len > c->pos ? memchr(c->buf + c->pos, '\n', c->len - c->pos) : NULL;
 		if (nl || (c->eof && c->pos < c->len)) {
 			char *start = c->buf + c->pos;
 			size_t l = nl ? (size_t)(nl - start) : c->len - c->pos;
