@@ -23,6 +23,15 @@
 			     __st.detail);					\
 	} while (0)
 
+/* SKIP the current test when feature f is available (tests of the fallback path). */
+#define REQUIRE_NO_FEATURE(f)							\
+	do {									\
+		struct mmext_feature_status __st;				\
+		ASSERT_EQ(0, mmext_probe((f), &__st));				\
+		if (__st.available)						\
+			SKIP(return, "this kernel has %s", mmext_feature_name(f));\
+	} while (0)
+
 static inline size_t t_psz(void)
 {
 	return (size_t)sysconf(_SC_PAGESIZE);

@@ -245,12 +245,9 @@ TEST(map_bad_input)
 TEST(kernel_backend_forced_without_support)
 {
 	MMEXT_OPTS(mmext_pattern_opts, o, .backend = MMEXT_PATTERN_KERNEL);
-	struct mmext_feature_status st;
 	struct mmext_pattern *p = NULL;
 
-	ASSERT_EQ(0, mmext_probe(MMEXT_FEAT_REFPAGE, &st));
-	if (st.available)
-		SKIP(return, "the kernel has reference pages");
+	REQUIRE_NO_FEATURE(MMEXT_FEAT_REFPAGE);
 	EXPECT_EQ(-EOPNOTSUPP, mmext_pattern_map(pat8, 8, t_psz(), &o, &p));
 	EXPECT_EQ(NULL, p);
 }

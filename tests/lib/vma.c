@@ -436,12 +436,9 @@ TEST(open_bad_input)
 TEST(ioctl_forced_without_support)
 {
 	MMEXT_OPTS(mmext_maps_opts, o, .backend = MMEXT_MAPS_IOCTL);
-	struct mmext_feature_status st;
 	struct mmext_maps *m = NULL;
 
-	ASSERT_EQ(0, mmext_probe(MMEXT_FEAT_PROCMAP_QUERY, &st));
-	if (st.available)
-		SKIP(return, "the kernel has PROCMAP_QUERY");
+	REQUIRE_NO_FEATURE(MMEXT_FEAT_PROCMAP_QUERY);
 	EXPECT_EQ(-EOPNOTSUPP, mmext_maps_open(0, &o, &m));
 }
 
