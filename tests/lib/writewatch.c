@@ -234,6 +234,22 @@ TEST_F(ww, range_spanning_several_vmas)
 	EXPECT_EQ(0, get(_metadata, self, 0, NPAGES, 0, NPAGES, 0));
 }
 
+/* The kernel writing on our behalf (read(2) into the range) counts as a write. */
+TEST_F(ww, syscall_writes_are_recorded)
+{
+	int fds[2];
+
+	if (mmext_ww_backend(self->w) == MMEXT_WW_MPROTECT)
+		SKIP(return, "mprotect: such system calls fail with EFAULT (documented)");
+	ASSERT_EQ(0, pipe(fds));
+	ASSERT_EQ(3, write(fds[1], "abc", 3));
+	ASSERT_EQ(3, read(fds[0], self->area + 44 * self->psz + 100, 3));
+	close(fds[0]);
+	close(fds[1]);
+	ASSERT_EQ(1, get(_metadata, self, 0, NPAGES, 0, NPAGES, 0));
+	EXPECT_EQ(44, idx(self, 0));
+}
+
 struct writer {
 	char *area;
 	size_t psz;
