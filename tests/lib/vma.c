@@ -154,7 +154,7 @@ static char *map_file(struct __test_metadata *_metadata, char *path, struct stat
 	return p == MAP_FAILED ? NULL : p;
 }
 
-TEST_F(maps, file_vma_fields_and_deleted)
+TEST_F(maps, file_vma_fields_file_only_and_deleted)
 {
 	char path[] = "/tmp/mmext vma test with spaces XXXXXX";
 	struct mmext_vma v;
@@ -174,30 +174,19 @@ TEST_F(maps, file_vma_fields_and_deleted)
 	EXPECT_EQ(MMEXT_VMA_READ | MMEXT_VMA_SHARED, v.prot);
 	EXPECT_EQ(0, v.flags);
 
-	ASSERT_EQ(0, unlink(path));
-	ASSERT_EQ(0, mmext_maps_find(self->m, (uintptr_t)p, 0, &v));
-	EXPECT_STREQ(path, v.name);
-	EXPECT_EQ(MMEXT_VMA_DELETED, v.flags);
-	munmap(p, t_psz());
-}
-
-TEST_F(maps, file_only_skips_anonymous)
-{
-	char path[] = "/tmp/mmext-vma-XXXXXX";
-	struct mmext_vma v;
-	struct stat st;
-	char *p = map_file(_metadata, path, &st);
-
-	ASSERT_NE(NULL, p);
-	unlink(path);
+	/* File-only lookups pass over anonymous VMAs (with NEXT, to a file above). */
 	EXPECT_EQ(-ENOENT, mmext_maps_find(self->m, (uintptr_t)self->area, MMEXT_FIND_FILE, &v));
-	/* With NEXT, an anonymous VMA at addr is passed over for a file one above. */
 	if ((uintptr_t)p > (uintptr_t)self->area) {
 		ASSERT_EQ(0, mmext_maps_find(self->m, (uintptr_t)self->area,
 					     MMEXT_FIND_FILE | MMEXT_FIND_NEXT, &v));
 		EXPECT_EQ(MMEXT_VMA_FILE, v.kind);
 		EXPECT_GT(v.start, (uintptr_t)self->area);
 	}
+
+	ASSERT_EQ(0, unlink(path));
+	ASSERT_EQ(0, mmext_maps_find(self->m, (uintptr_t)p, 0, &v));
+	EXPECT_STREQ(path, v.name);
+	EXPECT_EQ(MMEXT_VMA_DELETED, v.flags);
 	munmap(p, t_psz());
 }
 
