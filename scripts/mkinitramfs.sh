@@ -12,7 +12,7 @@ v=$1 out=$2; shift 2
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 
-mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,run,etc,root,mmext}
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,dev,proc,sys,tmp,run,etc,root,mmext}
 cp /bin/busybox "$root/bin/busybox"
 cp "$(command -v bash)" "$root/bin/bash"
 for tool in $(cat "$MMEXT_ROOT/scripts/guest-tools.txt" 2>/dev/null); do

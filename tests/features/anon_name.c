@@ -5,6 +5,7 @@
  * Every test SKIPs when the kernel is built without CONFIG_ANON_VMA_NAME.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,23 +77,25 @@ static const char *vma_name(const void *addr, unsigned long *start, unsigned lon
 	return p ? p : "";
 }
 
-static char *maps_snapshot(void)
+/*
+ * Copy /proc/self/maps into buf with read(2) only: allocating here would grow the heap
+ * and change the very maps being compared.
+ */
+static const char *maps_snapshot(char *buf, size_t size)
 {
-	size_t cap = 1 << 16, len = 0, n;
-	char *buf = malloc(cap);
-	FILE *f = fopen("/proc/self/maps", "r");
+	int fd = open("/proc/self/maps", O_RDONLY);
+	size_t len = 0;
+	ssize_t n;
 
-	while (f && buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+	while (fd >= 0 && len < size - 1 && (n = read(fd, buf + len, size - 1 - len)) > 0)
 		len += n;
-		if (len + 1 == cap)
-			buf = realloc(buf, cap *= 2);
-	}
-	if (f)
-		fclose(f);
-	if (buf)
-		buf[len] = '\0';
+	if (fd >= 0)
+		close(fd);
+	buf[len] = '\0';
 	return buf;
 }
+
+static char maps_before[1 << 16], maps_after[1 << 16];
 
 FIXTURE(anon) {
 	char *area;	/* four pages, the middle two named in most tests */
@@ -235,26 +238,18 @@ TEST_F(anon, null_clears_and_remerges)
 
 TEST_F(anon, zero_length_is_a_noop)
 {
-	char *before = maps_snapshot(), *after;
-
+	maps_snapshot(maps_before, sizeof(maps_before));
 	ASSERT_EQ(0, set_name(self->area, 0, "nothing"));
-	after = maps_snapshot();
-	EXPECT_STREQ(before, after);
-	free(before);
-	free(after);
+	EXPECT_STREQ(maps_before, maps_snapshot(maps_after, sizeof(maps_after)));
 }
 
 /* Bad input: each call fails with the documented error and leaves maps unchanged. */
 static void expect_rejected(struct __test_metadata *_metadata, void *addr, size_t len,
 			    const char *name, int err)
 {
-	char *before = maps_snapshot(), *after;
-
+	maps_snapshot(maps_before, sizeof(maps_before));
 	EXPECT_EQ(-err, set_name(addr, len, name));
-	after = maps_snapshot();
-	EXPECT_STREQ(before, after);
-	free(before);
-	free(after);
+	EXPECT_STREQ(maps_before, maps_snapshot(maps_after, sizeof(maps_after)));
 }
 
 TEST_F(anon, too_long_name_is_rejected)
@@ -321,30 +316,33 @@ TEST_F(anon, partly_unmapped_range_names_mapped_part)
 	expect_named(_metadata, variant->prefix, self->area + 2 * psz, "partial");
 }
 
+/*
+ * The file stays linked while mapped: shmem treats a mapping of an unlinked tmpfs file as
+ * anonymous shared memory, which can be named.
+ */
 TEST(file_backed_mapping_is_rejected)
 {
-	char path[] = "/tmp/mmext-anon-name-XXXXXX", *before, *after;
+	char path[] = "/tmp/mmext-anon-name-XXXXXX";
 	long psz = sysconf(_SC_PAGESIZE);
-	int fd = mkstemp(path);
 	void *p, *probe;
+	int fd;
 
-	ASSERT_GE(fd, 0);
-	unlink(path);
-	ASSERT_EQ(0, ftruncate(fd, psz));
 	probe = mmap(NULL, psz, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, probe);
 	if (set_name(probe, psz, "probe") == -EINVAL)
 		SKIP(return, "kernel has no anonymous VMA names (CONFIG_ANON_VMA_NAME off)");
-	p = mmap(NULL, psz, PROT_READ, MAP_PRIVATE, fd, 0);
-	ASSERT_NE(MAP_FAILED, p);
-	before = maps_snapshot();
-	EXPECT_EQ(-EBADF, set_name(p, psz, "file"));
-	after = maps_snapshot();
-	EXPECT_STREQ(before, after);
-	free(before);
-	free(after);
-	munmap(p, psz);
 	munmap(probe, psz);
+
+	fd = mkstemp(path);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, ftruncate(fd, psz));
+	p = mmap(NULL, psz, PROT_READ, MAP_PRIVATE, fd, 0);
+	unlink(path);
+	ASSERT_NE(MAP_FAILED, p);
+	maps_snapshot(maps_before, sizeof(maps_before));
+	EXPECT_EQ(-EBADF, set_name(p, psz, "file"));
+	EXPECT_STREQ(maps_before, maps_snapshot(maps_after, sizeof(maps_after)));
+	munmap(p, psz);
 	close(fd);
 }
 
