@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Shared by the mmext subcommands: exit codes, argument parsing, output helpers. */
+#ifndef MMEXT_CLI_H
+#define MMEXT_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <mmext.h>
+
+#define EXIT_OK		0
+#define EXIT_RUNTIME	1	/* the request was valid but failed: no such pid, permission */
+#define EXIT_USAGE	2
+
+struct cli_cmd {
+	const char *name;
+	int (*run)(int argc, char **argv);	/* argv[0] is the subcommand name */
+	const char *summary;
+};
+
+int cmd_probe(int argc, char **argv);
+int cmd_maps(int argc, char **argv);
+int cmd_query(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
+
+/*
+ * Print "mmext CMD: MESSAGE" and the usage hint on stderr; returns EXIT_USAGE so
+ * callers can write `return cli_usage(...)`.
+ */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Usage error for getopt_long's return c ('?' or ':', optstring starting "+:"). */
+int cli_bad_opt(const char *cmd, int c, char **argv);
+/* "mmext CMD: MESSAGE: strerror(err)" on stderr; returns EXIT_RUNTIME. */
+int cli_fail(const char *cmd, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The message for a pid-related -errno from the library, worded for users. */
+const char *cli_pid_error(int err);
+
+/* Decimal pid > 0, or "self" (0: the library's calling process). 0 or -EINVAL. */
+int cli_parse_pid(const char *s, pid_t *pid);
+/* Hexadecimal address, with or without 0x. 0 or -EINVAL. */
+int cli_parse_addr(const char *s, uint64_t *addr);
+/* Decimal number in [min, max]. 0 or -EINVAL. */
+int cli_parse_num(const char *s, unsigned long min, unsigned long max, unsigned long *v);
+
+/* "rw-p" style permissions of vma into buf[5]. */
+void cli_perms(const struct mmext_vma *vma, char buf[5]);
+/* "anon", "file", "anon_named", ... for JSON. */
+const char *cli_kind_name(uint32_t kind);
+/* Write name with control bytes and backslashes as \ooo, so one VMA stays one line. */
+void cli_put_name(FILE *f, const char *name, size_t len);
+/* Write a JSON string literal (quotes included). */
+void cli_put_json_str(FILE *f, const char *s, size_t len);
+/* The common JSON members of one VMA, without braces: "start":..,"end":..,... */
+void cli_put_json_vma(FILE *f, const struct mmext_vma *vma);
+/* The text columns "START-END" as /proc/PID/maps prints them, padded to width. */
+void cli_put_range(FILE *f, const struct mmext_vma *vma, int width);
+
+#endif /* MMEXT_CLI_H */

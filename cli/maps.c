@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mmext maps: the VMAs of a process like pmap, or grouped by name like Android's
+ * showmap. RSS/PSS come from /proc/PID/smaps, which walks page tables and stalls big
+ * processes, so they are opt-in; without them only the maps text is read.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+	"Usage: mmext maps [OPTIONS] PID\n"
+	"List the VMAs of process PID (a number, or 'self' for mmext itself): address\n"
+	"range, size in KiB, permissions and name, like pmap(1).\n"
+	"  -r, --rss        add RSS, PSS and swap (KiB) from /proc/PID/smaps; this walks\n"
+	"                   the page tables and can stall a large process: opt-in\n"
+	"  -g, --group      one line per name with a count of VMAs, like showmap;\n"
+	"                   largest first (by PSS with --rss, else by size)\n"
+	"  -j, --json       one JSON object; numbers are numbers, sizes are in bytes\n"
+	"  -b, --backend B  auto (default), text (parse /proc/PID/maps) or ioctl\n"
+	"                   (PROCMAP_QUERY, Linux 6.11+)\n"
+	"  -h, --help       this text\n"
+	"Exit status: 0 ok, 1 no such process / permission denied / read error, 2 usage.\n";
+
+struct row {
+	struct mmext_vma v;	/* v.name points to name below */
+	char *name;
+	uint64_t rss, pss, swap;	/* bytes */
+	unsigned long count;		/* VMAs in a group */
+};
+
+struct maps_state {
+	int rss, group, json;
+	pid_t pid;
+	unsigned long nvmas;
+	struct row total;
+	struct row *rows;	/* --group only */
+	size_t nrows, cap;
+};
+
+static void put_row_text(const struct maps_state *s, const struct row *r)
+{
+	char perms[5];
+
+	if (!s->group) {
+		cli_put_range(stdout, &r->v, 25);
+		printf(" %9" PRIu64, (r->v.end - r->v.start) >> 10);
+	} else {
+		printf("%9" PRIu64, (r->v.end - r->v.start) >> 10);
+	}
+	if (s->rss)
+		printf(" %8" PRIu64 " %8" PRIu64 " %8" PRIu64, r->rss >> 10, r->pss >> 10,
+		       r->swap >> 10);
+	if (s->group) {
+		printf(" %6lu ", r->count);
+	} else {
+		cli_perms(&r->v, perms);
+		printf(" %s ", perms);
+	}
+	if (r->v.name_len)
+		cli_put_name(stdout, r->v.name, r->v.name_len);
+	else
+		fputs("[anon]", stdout);
+	if (r->v.flags & MMEXT_VMA_DELETED)
+		fputs(" (deleted)", stdout);
+	putchar('\n');
+}
+
+static void put_rss_json(const struct maps_state *s, const struct row *r)
+{
+	if (s->rss)
+		printf(",\"rss\":%" PRIu64 ",\"pss\":%" PRIu64 ",\"swap\":%" PRIu64,
+		       r->rss, r->pss, r->swap);
+}
+
+static int add_row(struct maps_state *s, const struct mmext_vma *v, uint64_t rss,
+		   uint64_t pss, uint64_t swap)
+{
+	uint64_t size = v->end - v->start;
+
+	s->nvmas++;
+	s->total.v.end += size;
+	s->total.rss += rss;
+	s->total.pss += pss;
+	s->total.swap += swap;
+	if (!s->group) {
+		struct row r = { .v = *v, .rss = rss, .pss = pss, .swap = swap };
+
+		if (s->json) {
+			fputs(s->nvmas > 1 ? ",{" : "{", stdout);
+			cli_put_json_vma(stdout, v);
+			put_rss_json(s, &r);
+			putchar('}');
+		} else {
+			put_row_text(s, &r);
+		}
+		return 0;
+	}
+	if (s->nrows == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 256;
+		struct row *n = realloc(s->rows, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		s->rows = n;
+		s->cap = cap;
+	}
+	/* The name must outlive the library's buffer; grouping merges after sorting. */
+	s->rows[s->nrows] = (struct row){ .rss = rss, .pss = pss, .swap = swap, .count = 1 };
+	s->rows[s->nrows].name = strndup(v->name, v->name_len);
+	if (!s->rows[s->nrows].name)
+		return -ENOMEM;
+	s->rows[s->nrows].v.end = size;
+	s->rows[s->nrows].v.name_len = v->name_len;
+	s->nrows++;
+	return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	return strcmp(x->name, y->name);
+}
+
+static int sort_by_pss;
+
+static int by_size(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	uint64_t kx = sort_by_pss ? x->pss : x->v.end, ky = sort_by_pss ? y->pss : y->v.end;
+
+	if (kx != ky)
+		return kx < ky ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static void put_groups(struct maps_state *s)
+{
+	size_t i, n = 0;
+
+	qsort(s->rows, s->nrows, sizeof(*s->rows), by_name);
+	for (i = 0; i < s->nrows; i++) {
+		struct row *r = &s->rows[i];
+
+		if (n && !strcmp(s->rows[n - 1].name, r->name)) {
+			struct row *g = &s->rows[n - 1];
+
+			g->v.end += r->v.end;
+			g->rss += r->rss;
+			g->pss += r->pss;
+			g->swap += r->swap;
+			g->count++;
+			free(r->name);
+		} else {
+			s->rows[n++] = *r;
+		}
+	}
+	s->nrows = n;
+	sort_by_pss = s->rss;
+	qsort(s->rows, n, sizeof(*s->rows), by_size);
+	for (i = 0; i < n; i++) {
+		struct row *r = &s->rows[i];
+
+		r->v.name = r->name;
+		if (s->json) {
+			printf("%s{\"name\":", i ? "," : "");
+			cli_put_json_str(stdout, r->name, r->v.name_len);
+			printf(",\"count\":%lu,\"size\":%" PRIu64, r->count, r->v.end);
+			put_rss_json(s, r);
+			putchar('}');
+		} else {
+			put_row_text(s, r);
+		}
+		free(r->name);
+	}
+}
+
+/* Listing without RSS: the library chooses the fastest source. */
+static int list_maps(struct maps_state *s, struct mmext_maps *m)
+{
+	struct mmext_vma v;
+	int ret;
+
+	while ((ret = mmext_maps_next(m, &v)) > 0) {
+		ret = add_row(s, &v, 0, 0, 0);
+		if (ret)
+			return ret;
+	}
+	return ret;
+}
+
+/*
+ * Listing with RSS: smaps repeats each maps line followed by "Key: N kB" lines, so
+ * reading it alone gives VMAs and sizes from one consistent pass. The header lines
+ * go through the library's parser.
+ */
+static int list_smaps(struct maps_state *s)
+{
+	char path[64], *line = NULL, *name = NULL;
+	size_t lcap = 0, ncap = 0;
+	uint64_t rss = 0, pss = 0, swap = 0;
+	struct mmext_vma v, cur;
+	int have = 0, ret = 0;
+	ssize_t len;
+	FILE *f;
+
+	if (s->pid)
+		snprintf(path, sizeof(path), "/proc/%d/smaps", (int)s->pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/smaps");
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while ((len = getline(&line, &lcap, f)) > 0) {
+		char *colon = strchr(line, ':'), *sp = strchr(line, ' ');
+		unsigned long long kb;
+
+		if (colon && (!sp || colon < sp)) {
+			/* "Key:   N kB" belonging to the current VMA. */
+			if (!have || sscanf(colon + 1, "%llu", &kb) != 1)
+				continue;
+			if (!strncmp(line, "Rss:", 4))
+				rss = kb << 10;
+			else if (!strncmp(line, "Pss:", 4))
+				pss = kb << 10;
+			else if (!strncmp(line, "Swap:", 5))
+				swap = kb << 10;
+			continue;
+		}
+		if (mmext_maps_parse_line(line, len, &v)) {
+			ret = -EIO;
+			break;
+		}
+		if (have && (ret = add_row(s, &cur, rss, pss, swap)))
+			break;
+		if (v.name_len + 1 > ncap) {
+			ncap = v.name_len + 64;
+			free(name);
+			name = malloc(ncap);
+			if (!name) {
+				ret = -ENOMEM;
+				break;
+			}
+		}
+		memcpy(name, v.name, v.name_len);
+		name[v.name_len] = '\0';
+		cur = v;
+		cur.name = name;
+		if (v.anon_name)
+			cur.anon_name = name + (v.anon_name - v.name);
+		rss = pss = swap = 0;
+		have = 1;
+	}
+	if (!ret && ferror(f))
+		ret = -errno;
+	if (!ret && have)
+		ret = add_row(s, &cur, rss, pss, swap);
+	fclose(f);
+	free(line);
+	free(name);
+	return ret;
+}
+
+static int parse_backend(const char *s, uint32_t *b)
+{
+	if (!strcmp(s, "auto"))
+		*b = MMEXT_MAPS_AUTO;
+	else if (!strcmp(s, "text"))
+		*b = MMEXT_MAPS_TEXT;
+	else if (!strcmp(s, "ioctl"))
+		*b = MMEXT_MAPS_IOCTL;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int cmd_maps(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "rss", no_argument, NULL, 'r' },
+		{ "group", no_argument, NULL, 'g' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct maps_state s = { 0 };
+	MMEXT_OPTS(mmext_maps_opts, mo);
+	struct mmext_maps *m;
+	static char obuf[1 << 16];
+	int c, ret;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:rgjb:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r': s.rss = 1; break;
+		case 'g': s.group = 1; break;
+		case 'j': s.json = 1; break;
+		case 'b':
+			if (parse_backend(optarg, &mo.backend))
+				return cli_usage("maps", "bad backend '%s' (auto, text, ioctl)",
+						 optarg);
+			break;
+		case 'h': fputs(usage_text, stdout); return EXIT_OK;
+		default: return cli_bad_opt("maps", c, argv);
+		}
+	}
+	if (optind == argc)
+		return cli_usage("maps", "missing PID");
+	if (optind + 1 < argc)
+		return cli_usage("maps", "unexpected argument '%s'", argv[optind + 1]);
+	if (cli_parse_pid(argv[optind], &s.pid))
+		return cli_usage("maps", "bad PID '%s'", argv[optind]);
+
+	/* Opening checks the pid and the permission before anything is printed. */
+	ret = mmext_maps_open(s.pid, &mo, &m);
+	if (ret == -EOPNOTSUPP)
+		return cli_fail("maps", 0, "the ioctl backend needs PROCMAP_QUERY (Linux 6.11+)");
+	if (ret)
+		return cli_fail("maps", 0, "%s: %s", argv[optind], cli_pid_error(ret));
+	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
+	if (s.json)
+		printf("{\"pid\":%d,\"%s\":[", s.pid ? (int)s.pid : (int)getpid(),
+		       s.group ? "groups" : "vmas");
+	else if (s.group)
+		printf("%9s%s %6s NAME\n", "KB", s.rss ? "      RSS      PSS     SWAP" : "",
+		       "COUNT");
+	else
+		printf("%-25s %9s%s PERM NAME\n", "ADDRESS", "KB",
+		       s.rss ? "      RSS      PSS     SWAP" : "");
+	ret = s.rss ? list_smaps(&s) : list_maps(&s, m);
+	mmext_maps_close(m);
+	if (!ret && s.group)
+		put_groups(&s);
+	free(s.rows);
+	if (ret) {
+		fflush(stdout);
+		return cli_fail("maps", 0, "%s: %s", argv[optind], cli_pid_error(ret));
+	}
+	if (s.json) {
+		printf("],\"total\":{\"vmas\":%lu,\"size\":%" PRIu64, s.nvmas, s.total.v.end);
+		put_rss_json(&s, &s.total);
+		puts("}}");
+	} else {
+		/* Shaped like the rows above it, so columns line up. */
+		if (!s.group)
+			printf("%-25s", "total");
+		printf("%s%9" PRIu64, s.group ? "" : " ", s.total.v.end >> 10);
+		if (s.rss)
+			printf(" %8" PRIu64 " %8" PRIu64 " %8" PRIu64, s.total.rss >> 10,
+			       s.total.pss >> 10, s.total.swap >> 10);
+		if (s.group)
+			printf(" %6lu [total]\n", s.nvmas);
+		else
+			printf(" %lu VMAs\n", s.nvmas);
+	}
+	return fflush(stdout) ? cli_fail("maps", errno, "writing output") : EXIT_OK;
+}

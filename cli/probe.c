@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0
+/* mmext probe: one line per feature the library knows, with the reason when absent. */
+#include <errno.h>
+#include <getopt.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+	"Usage: mmext probe [--json]\n"
+	"Print one line per feature: its name, present or absent, and why.\n"
+	"The first five are the mmext features (seeds 000-004); the rest are kernel\n"
+	"mechanisms libmmext's backends use.\n"
+	"  --json   one JSON object: {\"kernel_features\": [{\"feature\":..., \"available\":\n"
+	"           true|false, \"errno\": N, \"detail\": ...}, ...]}\n"
+	"  --help   this text\n";
+
+static const char *errno_name(int e)
+{
+	switch (e) {
+	case 0: return "-";
+	case ENOENT: return "ENOENT";
+	case ENOSYS: return "ENOSYS";
+	case ENOTTY: return "ENOTTY";
+	case EINVAL: return "EINVAL";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case EPERM: return "EPERM";
+	case EACCES: return "EACCES";
+	case EBADF: return "EBADF";
+	case ENOMEM: return "ENOMEM";
+	default: return "E?";
+	}
+}
+
+int cmd_probe(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	int json = 0, c, f;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = 1; break;
+		case 'h': fputs(usage_text, stdout); return EXIT_OK;
+		default: return cli_bad_opt("probe", c, argv);
+		}
+	}
+	if (optind < argc)
+		return cli_usage("probe", "unexpected argument '%s'", argv[optind]);
+
+	if (json)
+		fputs("{\"kernel_features\":[", stdout);
+	for (f = 0; f < MMEXT_FEAT__COUNT; f++) {
+		struct mmext_feature_status st;
+		int ret = mmext_probe(f, &st);
+
+		if (ret)
+			return cli_fail("probe", ret, "probing %s", mmext_feature_name(f));
+		if (json) {
+			printf("%s{\"feature\":\"%s\",\"id\":%d,\"available\":%s,\"errno\":%d,"
+			       "\"detail\":", f ? "," : "", mmext_feature_name(f), f,
+			       st.available ? "true" : "false", st.reason);
+			cli_put_json_str(stdout, st.detail, strlen(st.detail));
+			putchar('}');
+		} else {
+			printf("%-16s %-7s %-10s %s\n", mmext_feature_name(f),
+			       st.available ? "present" : "absent", errno_name(st.reason),
+			       st.detail);
+		}
+	}
+	if (json)
+		puts("]}");
+	return EXIT_OK;
+}

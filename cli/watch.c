@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mmext watch: write watch end to end. uffd and soft-dirty watch only the calling
+ * process, so instead of attaching to another program this maps a buffer, lets a
+ * writer thread write its pages, and every interval asks the watch which pages were
+ * written (get + reset). At the end it compares the union of the reports with the
+ * pages the writer says it wrote.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+	"Usage: mmext watch [OPTIONS]\n"
+	"Map PAGES pages in this process, watch them, and run a writer thread that\n"
+	"writes RATE pages per second in PATTERN order. Every INTERVAL ms, print the pages\n"
+	"the watch reports written since the previous report (get and reset in one step),\n"
+	"then a summary: pages written, reported, missed (a bug) and extra (reported but\n"
+	"not written: soft-dirty may do that after VMA changes).\n"
+	"Watching another process is not possible: userfaultfd and soft-dirty tracking\n"
+	"work only on the caller's own memory.\n"
+	"  -b, --backend B    auto (default), pagemap_scan, soft_dirty or mprotect\n"
+	"  -p, --pages N      pages to watch (default 256)\n"
+	"  -i, --interval MS  milliseconds between reports (default 100)\n"
+	"  -c, --count N      number of reports (default 10)\n"
+	"  -r, --rate N       page writes per second, 0 for as fast as possible (default 1000)\n"
+	"  -P, --pattern P    seq (default: pages in order, wrapping) or random\n"
+	"  -s, --seed N       seed for --pattern random (default 1)\n"
+	"  -j, --json         one JSON object instead of the table\n"
+	"  -h, --help         this text\n"
+	"Exit status: 0 every written page was reported, 1 a backend is unavailable or a\n"
+	"write was missed, 2 usage.\n";
+
+struct writer {
+	char *base;
+	size_t npages, psz;
+	unsigned long rate;
+	int random;
+	uint64_t seed;
+	unsigned long *written;		/* bitmap of pages written, set after the store */
+	unsigned long writes;
+	int stop;
+};
+
+#define LBITS (8 * sizeof(unsigned long))
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void sleep_until(double ms)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ms / 1e3),
+			       .tv_nsec = (long)((ms - (time_t)(ms / 1e3) * 1e3) * 1e6) };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+	uint64_t x = w->seed ? w->seed : 1;
+	double start = now_ms();
+	size_t idx = 0;
+	unsigned long k;
+
+	for (k = 0; !__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE); k++) {
+		if (w->random) {
+			/* xorshift64: reproducible with --seed, no libc state shared. */
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			idx = x % w->npages;
+		} else {
+			idx = k % w->npages;
+		}
+		/* Vary the offset so every page sees a real store, not one cache line. */
+		((volatile char *)w->base)[idx * w->psz + (k * 64) % w->psz] = (char)k;
+		__atomic_fetch_or(&w->written[idx / LBITS], 1UL << (idx % LBITS), __ATOMIC_RELEASE);
+		__atomic_store_n(&w->writes, k + 1, __ATOMIC_RELAXED);
+		if (w->rate)
+			sleep_until(start + (k + 1) * 1e3 / w->rate);
+	}
+	return NULL;
+}
+
+/* "0-36,40,42-45", stopping near max characters. */
+static void put_page_list(void **pages, size_t n, const char *base, size_t psz, int json)
+{
+	size_t i, j, width = 0;
+
+	if (json) {
+		for (i = 0; i < n; i++)
+			printf("%s%zu", i ? "," : "", (size_t)((char *)pages[i] - base) / psz);
+		return;
+	}
+	for (i = 0; i < n; i = j) {
+		size_t first = ((char *)pages[i] - base) / psz;
+
+		for (j = i + 1; j < n && ((char *)pages[j] - base) / psz == first + (j - i); j++)
+			;
+		if (width > 60) {
+			printf(",... (%zu more)", n - i);
+			return;
+		}
+		if (j - i > 1)
+			width += printf("%s%zu-%zu", i ? "," : "", first, first + (j - i) - 1);
+		else
+			width += printf("%s%zu", i ? "," : "", first);
+	}
+}
+
+/* Get and reset the whole range; marks the pages in reported. Returns count or -errno. */
+static long report(struct mmext_ww *ww, struct writer *w, void **pages, unsigned long *reported)
+{
+	size_t n = w->npages, i;
+	int ret;
+
+	ret = mmext_ww_get(ww, w->base, w->npages * w->psz, MMEXT_WW_RESET, pages, &n);
+	if (ret < 0)
+		return ret;
+	/* pages[] holds every page, so the library can never have more to return. */
+	for (i = 0; i < n; i++) {
+		size_t idx = ((char *)pages[i] - w->base) / w->psz;
+
+		reported[idx / LBITS] |= 1UL << (idx % LBITS);
+	}
+	return n;
+}
+
+static int parse_ww_backend(const char *s, uint32_t *b)
+{
+	int i;
+
+	for (i = MMEXT_WW_AUTO; i <= MMEXT_WW_MPROTECT; i++) {
+		if (!strcmp(s, mmext_ww_backend_name(i))) {
+			*b = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static const enum mmext_feature ww_feature[] = {
+	[MMEXT_WW_PAGEMAP_SCAN] = MMEXT_FEAT_WRITEWATCH,
+	[MMEXT_WW_SOFT_DIRTY] = MMEXT_FEAT_SOFT_DIRTY,
+};
+
+int cmd_watch(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "backend", required_argument, NULL, 'b' },
+		{ "pages", required_argument, NULL, 'p' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "pattern", required_argument, NULL, 'P' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	unsigned long npages = 256, interval = 100, count = 10, rate = 1000, seed = 1, v;
+	unsigned long *reported, missed = 0, extra = 0, distinct = 0, nrep = 0;
+	struct writer w = { 0 };
+	MMEXT_OPTS(mmext_ww_opts, wo);
+	struct mmext_ww *ww;
+	int json = 0, c, ret, rc = EXIT_OK;
+	double t0, t;
+	pthread_t th;
+	size_t words, i;
+	void **pages;
+	long n;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:b:p:i:c:r:P:s:jh", opts, NULL)) != -1) {
+		unsigned long lo = 1, hi = 1UL << 20, *dst = NULL;
+
+		switch (c) {
+		case 'b':
+			if (parse_ww_backend(optarg, &wo.backend))
+				return cli_usage("watch", "bad backend '%s' (auto, pagemap_scan, "
+						 "soft_dirty, mprotect)", optarg);
+			break;
+		case 'p': dst = &npages; break;
+		case 'i': dst = &interval; hi = 60000; break;
+		case 'c': dst = &count; hi = 1000000; break;
+		case 'r': dst = &rate; lo = 0; hi = 10000000; break;
+		case 's': dst = &seed; lo = 0; hi = ~0UL; break;
+		case 'P':
+			if (strcmp(optarg, "seq") && strcmp(optarg, "random"))
+				return cli_usage("watch", "bad pattern '%s' (seq, random)", optarg);
+			w.random = !strcmp(optarg, "random");
+			break;
+		case 'j': json = 1; break;
+		case 'h': fputs(usage_text, stdout); return EXIT_OK;
+		default: return cli_bad_opt("watch", c, argv);
+		}
+		if (dst) {
+			const struct option *o = opts;
+
+			while (o->val != c)
+				o++;
+			if (cli_parse_num(optarg, lo, hi, &v))
+				return cli_usage("watch", "bad value '%s' for --%s (%lu..%lu)",
+						 optarg, o->name, lo, hi);
+			*dst = v;
+		}
+	}
+	if (optind < argc)
+		return cli_usage("watch", "unexpected argument '%s' (watch runs no command: "
+				 "see --help)", argv[optind]);
+
+	w.psz = sysconf(_SC_PAGESIZE);
+	w.npages = npages;
+	w.rate = rate;
+	w.seed = seed;
+	words = (npages + LBITS - 1) / LBITS;
+	w.base = mmap(NULL, npages * w.psz, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	w.written = calloc(words, sizeof(long));
+	reported = calloc(words, sizeof(long));
+	pages = calloc(npages, sizeof(*pages));
+	if (w.base == MAP_FAILED || !w.written || !reported || !pages)
+		return cli_fail("watch", -ENOMEM, "allocating %lu pages", npages);
+
+	ret = mmext_ww_open(w.base, npages * w.psz, &wo, &ww);
+	if (ret) {
+		struct mmext_feature_status st = { .detail = "" };
+
+		if (ret == -EOPNOTSUPP && wo.backend != MMEXT_WW_MPROTECT &&
+		    wo.backend != MMEXT_WW_AUTO)
+			mmext_probe(ww_feature[wo.backend], &st);
+		cli_fail("watch", ret, "cannot watch with backend %s",
+			 mmext_ww_backend_name(wo.backend));
+		if (*st.detail)
+			fprintf(stderr, "mmext watch: %s: %s\n",
+				mmext_feature_name(ww_feature[wo.backend]), st.detail);
+		return EXIT_RUNTIME;
+	}
+	if (json)
+		printf("{\"backend\":\"%s\",\"pages\":%lu,\"page_size\":%zu,\"interval_ms\":%lu,"
+		       "\"rate\":%lu,\"pattern\":\"%s\",\"intervals\":[",
+		       mmext_ww_backend_name(mmext_ww_backend(ww)), npages, w.psz, interval,
+		       rate, w.random ? "random" : "seq");
+	else
+		printf("mmext watch: %lu pages at %p, backend %s, writer %s at %lu pages/s%s,\n"
+		       "%lu reports every %lu ms\n%5s %9s %7s  %s\n", npages, (void *)w.base,
+		       mmext_ww_backend_name(mmext_ww_backend(ww)),
+		       w.random ? "random" : "sequential", rate, rate ? "" : " (unthrottled)",
+		       count, interval, "#", "ms", "written", "pages");
+	fflush(stdout);
+
+	t0 = now_ms();
+	if ((ret = pthread_create(&th, NULL, writer_main, &w)))
+		return cli_fail("watch", ret, "starting the writer thread");
+	for (i = 0; i <= count; i++) {
+		if (i < count) {
+			sleep_until(t0 + (i + 1) * (double)interval);
+		} else {
+			/* A last report after the writer stopped catches its final writes. */
+			__atomic_store_n(&w.stop, 1, __ATOMIC_RELEASE);
+			pthread_join(th, NULL);
+		}
+		n = report(ww, &w, pages, reported);
+		t = now_ms() - t0;
+		if (n < 0) {
+			if (i < count) {
+				__atomic_store_n(&w.stop, 1, __ATOMIC_RELEASE);
+				pthread_join(th, NULL);
+			}
+			rc = cli_fail("watch", n, "mmext_ww_get");
+			goto out;
+		}
+		if (json) {
+			printf("%s{\"index\":%zu,\"final\":%s,\"ms\":%.3f,\"written\":%ld,\"pages\":[",
+			       i ? "," : "", i + 1, i == count ? "true" : "false", t, n);
+			put_page_list(pages, n, w.base, w.psz, 1);
+			fputs("]}", stdout);
+		} else {
+			if (i < count)
+				printf("%5zu %9.1f %7ld  ", i + 1, t, n);
+			else
+				printf("%5s %9.1f %7ld  ", "end", t, n);
+			put_page_list(pages, n, w.base, w.psz, 0);
+			putchar('\n');
+		}
+		fflush(stdout);
+	}
+	for (i = 0; i < npages; i++) {
+		int wr = !!(w.written[i / LBITS] & (1UL << (i % LBITS)));
+		int rp = !!(reported[i / LBITS] & (1UL << (i % LBITS)));
+
+		distinct += wr;
+		nrep += rp;
+		missed += wr && !rp;
+		extra += rp && !wr;
+	}
+	if (json)
+		printf("],\"summary\":{\"writes\":%lu,\"written_pages\":%lu,\"reported_pages\":%lu,"
+		       "\"missed\":%lu,\"extra\":%lu}}\n", w.writes, distinct, nrep, missed, extra);
+	else
+		printf("writer: %lu writes to %lu distinct pages; watch reported %lu pages; "
+		       "missed %lu, extra %lu\n", w.writes, distinct, nrep, missed, extra);
+	if (missed) {
+		fprintf(stderr, "mmext watch: %lu written pages were never reported\n", missed);
+		rc = EXIT_RUNTIME;
+	}
+out:
+	mmext_ww_close(ww);
+	munmap(w.base, npages * w.psz);
+	free(w.written);
+	free(reported);
+	free(pages);
+	return rc;
+}
