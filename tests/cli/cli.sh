@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Behaviour and bad-input tests of the mmext command. Prints TAP with a kselftest-style
+# Totals line. Needs only bash and busybox tools; the JSON checks use cli_helper (C).
+#   cli.sh [DIR]   DIR holds mmext and cli_helper (default: this script's directory)
+set -u
+dir=${1:-$(cd "$(dirname "$0")" && pwd)}
+M=$dir/mmext
+H=$dir/cli_helper
+tmp=$(mktemp -d)
+pass=0 fail=0 skip=0 n=0
+trap 'kill $target 2>/dev/null; rm -rf "$tmp"' EXIT
+
+echo "TAP version 13"
+ok()   { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n $1"; }
+bad()  { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n $1"; [ -n "${2:-}" ] && echo "# $2"; }
+skp()  { n=$((n + 1)); skip=$((skip + 1)); echo "ok $n $1 # SKIP $2"; }
+check() { if eval "$2"; then ok "$1"; else bad "$1" "failed: $2"; fi; }
+
+# run EXPECTED_RC ARGS...: run mmext, stdout in $tmp/out, stderr in $tmp/err; true if rc matches.
+run() {
+	local want=$1
+	shift
+	"$M" "$@" > "$tmp/out" 2> "$tmp/err"
+	rc=$?
+	[ "$rc" = "$want" ] || { echo "# mmext $* exited $rc, expected $want"; sed 's/^/#   /' "$tmp/err" | head -5; return 1; }
+}
+usage_err() { run 2 "$@" && grep -q "Try 'mmext" "$tmp/err" && [ ! -s "$tmp/out" ]; }
+has() { mmext_probe_line=$(grep "^$1 " "$tmp/probe"); [ "$(echo "$mmext_probe_line" | awk '{print $2}')" = present ]; }
+
+# A process whose maps do not change while we look: sleep.
+sleep 60 &
+target=$!
+# Wait until it has exec'd sleep (its maps no longer show bash).
+for _ in 1 2 3 4 5 6 7 8 9 10; do grep -q bash "/proc/$target/maps" 2>/dev/null || break; sleep 0.1; done
+
+# --- help and usage ---
+check "mmext --help" 'run 0 --help && grep -q "^Usage: mmext" "$tmp/out"'
+for c in probe maps query watch; do
+	check "mmext $c --help" "run 0 $c --help && grep -q '^Usage: mmext $c' \"\$tmp/out\""
+	check "mmext $c unknown option is a usage error" "usage_err $c --no-such-option"
+done
+check "mmext without arguments is a usage error" 'run 2 && grep -q "^Usage: mmext" "$tmp/err"'
+check "unknown subcommand is a usage error" 'usage_err no-such-command'
+check "unknown global option is a usage error" 'usage_err --no-such-option'
+
+# --- probe ---
+check "probe exits 0" 'run 0 probe && cp "$tmp/out" "$tmp/probe"'
+check "probe prints one line per feature" '[ "$(wc -l < "$tmp/probe")" -eq 8 ]'
+for f in anon_name refpage maps_lockless cow_pte writewatch procmap_query soft_dirty; do
+	check "probe has a $f line" "grep -Eq '^$f +(present|absent) ' \"\$tmp/probe\""
+done
+check "absent features give a reason" '! awk "\$2 == \"absent\" && (\$3 == \"-\" || NF < 4)" "$tmp/probe" | grep -q .'
+check "probe --json is valid with typed numbers" 'run 0 probe --json && [ "$("$H" json -n id -n errno -l kernel_features < "$tmp/out")" = 8 ]'
+check "probe with an argument is a usage error" 'usage_err probe extra'
+
+# --- maps ---
+maps=/proc/$target/maps
+awk '{print $1}' "$maps" > "$tmp/ranges"
+check "maps PID exits 0" 'run 0 maps $target && cp "$tmp/out" "$tmp/maps"'
+check "maps ranges match /proc/PID/maps" 'awk "NR > 1 && \$1 != \"total\" {print \$1}" "$tmp/maps" | cmp -s - "$tmp/ranges"'
+# Names: maps field 6 on (empty for anonymous, which mmext shows as [anon]).
+awk '{n = ""; for (i = 6; i <= NF; i++) n = n (i > 6 ? " " : "") $i; print $1, (n == "" ? "[anon]" : n)}' "$maps" > "$tmp/names"
+check "maps names and permissions match" 'awk "NR > 1 && \$1 != \"total\" {n = \"\"; for (i = 4; i <= NF; i++) n = n (i > 4 ? \" \" : \"\") \$i; print \$1, n}" "$tmp/maps" | cmp -s - "$tmp/names" && awk "NR > 1 && \$1 != \"total\" {print \$3}" "$tmp/maps" | cmp -s - <(awk "{print \$2}" "$maps")'
+check "maps total counts every VMA" 'grep -q "^total .* $(wc -l < "$maps") VMAs$" "$tmp/maps"'
+check "maps sizes are KiB of the ranges" 'awk "NR > 1 && \$1 != \"total\" {print \$2}" "$tmp/maps" > "$tmp/kb" && [ -s "$tmp/kb" ] && ! grep -vq "^[0-9][0-9]*$" "$tmp/kb"'
+check "maps self shows mmext itself" 'run 0 maps self && grep -q "/mmext$" "$tmp/out"'
+check "maps --rss adds RSS, PSS and SWAP" 'run 0 maps --rss $target && head -1 "$tmp/out" | grep -q "RSS *PSS *SWAP" && awk "\$1 == \"total\" {exit !(\$3 > 0)}" "$tmp/out"'
+check "maps --rss lists the same VMAs" 'awk "NR > 1 && \$1 != \"total\" {print \$1}" "$tmp/out" | cmp -s - "$tmp/ranges"'
+awk '{n = ""; for (i = 6; i <= NF; i++) n = n (i > 6 ? " " : "") $i; if (n == "") n = "[anon]"; c[n]++} END {for (k in c) print c[k], k}' "$maps" | sort > "$tmp/groups"
+check "maps --group counts VMAs per name" 'run 0 maps --group $target && awk "NR > 1 && \$NF != \"[total]\" {n = \"\"; for (i = 3; i <= NF; i++) n = n (i > 3 ? \" \" : \"\") \$i; print \$2, n}" "$tmp/out" | sort | cmp -s - "$tmp/groups"'
+check "maps --group --rss has a total row" 'run 0 maps --group --rss $target && grep -Eq "^ *[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +$(wc -l < "$maps") \[total\]$" "$tmp/out"'
+check "maps --json: valid, unique keys, typed numbers, every VMA" '
+	run 0 maps --json $target &&
+	[ "$("$H" json -n start -n end -n size -n offset -n inode -n pid -l vmas < "$tmp/out")" = "$(wc -l < "$maps")" ]'
+check "maps --json --group --rss: typed numbers" '
+	run 0 maps --json --group --rss $target && "$H" json -n count -n size -n rss -n pss -n swap -l groups < "$tmp/out" > /dev/null'
+if [ -z "$(command -v python3)" ]; then
+	skp "maps --json parses with python3" "no python3 (guest)"
+else
+	check "maps --json parses with python3" 'run 0 maps --json --rss $target && python3 -c "import json,sys; d = json.load(open(sys.argv[1])); assert all(isinstance(v[\"rss\"], int) for v in d[\"vmas\"])" "$tmp/out"'
+fi
+# PROCMAP_QUERY does not see the [vsyscall] gate area, which is in no mm's VMA tree.
+check "maps --backend text and ioctl agree (but for [vsyscall])" '
+	if run 0 probe && grep -q "^procmap_query *present" "$tmp/out"; then
+		run 0 maps --backend text $target && grep -v -e "vsyscall]$" -e "^total" "$tmp/out" > "$tmp/text" &&
+		run 0 maps --backend ioctl $target && grep -v -e "vsyscall]$" -e "^total" "$tmp/out" | cmp -s - "$tmp/text"
+	else
+		run 1 maps --backend ioctl $target
+	fi'
+
+# --- maps: bad input ---
+for p in abc -5 0 12x "" 99999999999; do
+	check "maps bad PID '$p' is a usage error" "usage_err maps '$p'"
+done
+check "maps without PID is a usage error" 'usage_err maps'
+check "maps with two PIDs is a usage error" 'usage_err maps 1 2'
+check "maps bad backend is a usage error" 'usage_err maps --backend fast 1'
+check "maps --backend without a value is a usage error" 'usage_err maps 1 --backend'
+true & gone=$!
+wait $gone
+check "maps of a process that exited: exit 1, no such process" 'run 1 maps $gone && grep -q "no such process" "$tmp/err"'
+check "query of a process that exited: exit 1" 'run 1 query $gone 1000 && grep -q "no such process" "$tmp/err"'
+# Another user's process: as root, drop to nobody with the helper.
+if [ "$(id -u)" = 0 ]; then
+	"$H" asuser 65534 "$M" maps 1 > "$tmp/out" 2> "$tmp/err"
+	rc=$?
+	if [ $rc = 77 ]; then
+		skp "maps of another user's process: permission denied" "cannot run mmext as nobody: $(head -1 "$tmp/err")"
+	else
+		check "maps of another user's process: exit 1, permission denied" '[ $rc = 1 ] && grep -q "permission denied" "$tmp/err"'
+	fi
+else
+	check "maps of another user's process: exit 1, permission denied" 'run 1 maps 1 && grep -q "permission denied" "$tmp/err"'
+fi
+
+# --- query ---
+first=$(awk 'NR == 1 {split($1, a, "-"); print a[1]}' "$maps")
+firstend=$(awk 'NR == 1 {split($1, a, "-"); print a[2]}' "$maps")
+stack=$(awk '/\[stack\]/ {split($1, a, "-"); print a[1]}' "$maps")
+check "query: the first VMA's start is in it" 'run 0 query $target $first && grep -q "^0x$first in $first-$firstend " "$tmp/out"'
+check "query: an address inside a VMA (0x prefix optional)" 'run 0 query $target "0x${stack}" && grep -q "^0x$stack in .*\[stack\]$" "$tmp/out"'
+check "query: address 0 is in no VMA" 'run 0 query $target 0 && grep -q "^0x0 none$" "$tmp/out"'
+check "query --next: address 0 gives the first VMA" 'run 0 query --next $target 0 && grep -q "^0x0 next $first-$firstend " "$tmp/out"'
+check "query: one line per address" 'run 0 query $target 0 $first 0x$stack && [ "$(wc -l < "$tmp/out")" = 3 ]'
+check "query --json: valid, typed, null for a miss" '
+	run 0 query --json $target 0 $first && grep -q "\"vma\":null" "$tmp/out" &&
+	[ "$("$H" json -n addr -n start -l results < "$tmp/out")" = 2 ]'
+check "query --file skips anonymous VMAs" 'run 0 query --file --next $target $stack && ! grep -q "\[stack\]" "$tmp/out"'
+for a in xyz 0x "" 12g -1 10000000000000000000; do
+	check "query bad address '$a' is a usage error" "usage_err query $target '$a'"
+done
+check "query without ADDR is a usage error" 'usage_err query $target'
+check "query without PID is a usage error" 'usage_err query'
+check "query bad PID is a usage error" 'usage_err query pid 1000'
+
+# --- watch ---
+w="-c 3 -i 20 -p 64"
+check "watch (default backend) reports every written page" 'run 0 watch $w && grep -q "missed 0, extra 0$" "$tmp/out"'
+check "watch -b mprotect reports every written page" 'run 0 watch -b mprotect $w -P random -r 0 && grep -q "missed 0" "$tmp/out"'
+for b in pagemap_scan:writewatch soft_dirty:soft_dirty; do
+	back=${b%%:*} feat=${b##*:}
+	if has "$feat"; then
+		check "watch -b $back reports every written page" "run 0 watch -b $back \$w && grep -q 'missed 0' \"\$tmp/out\""
+	else
+		check "watch -b $back: exit 1 with the reason ($feat absent)" "run 1 watch -b $back \$w && grep -q 'cannot watch' \"\$tmp/err\""
+	fi
+done
+check "watch --json: valid, typed, nothing missed" '
+	run 0 watch --json $w && "$H" json -n index -n written -n missed -l intervals < "$tmp/out" > /dev/null &&
+	grep -q "\"missed\":0" "$tmp/out"'
+for a in "--pages 0" "--pages x" "--interval 0" "--count -1" "--pattern zigzag" "--backend none" "-- ls" "--rate"; do
+	check "watch $a is a usage error" "usage_err watch $a"
+done
+
+echo "1..$n"
+echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
+[ $fail -gt 0 ] && exit 1
+[ $pass = 0 ] && exit 4
+exit 0

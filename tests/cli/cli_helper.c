@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Helpers for cli.sh that must work in the guest, where only busybox and bash exist:
+ *
+ *   cli_helper json [-n KEY]... [-l KEY] < FILE
+ *       Check that stdin is one JSON value with no duplicate keys in any object.
+ *       -n KEY: every value of a member KEY is a number, and there is at least one.
+ *       -l KEY: print the element count of the first array-valued member KEY.
+ *       Exit 0 when all holds, else 1 with the reason on stderr.
+ *   cli_helper asuser UID CMD [ARGS...]
+ *       Drop to UID (and gid UID, no groups) and exec CMD; exit 77 when not possible.
+ */
+#include <ctype.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_KEYS 16
+#define MAX_DEPTH 64
+#define MAX_MEMBERS 256	/* keys remembered per object for the duplicate check */
+
+static const char *p, *err;
+static const char *num_keys[MAX_KEYS];
+static int n_num_keys, num_seen[MAX_KEYS];
+static const char *len_key;
+static long len_result = -1;
+
+static int fail(const char *why)
+{
+	if (!err)
+		err = why;
+	return -1;
+}
+
+static void ws(void)
+{
+	while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+		p++;
+}
+
+/* A string; *s and *n receive the raw bytes between the quotes. */
+static int string(const char **s, size_t *n)
+{
+	if (*p != '"')
+		return fail("string expected");
+	*s = ++p;
+	while (*p != '"') {
+		if ((unsigned char)*p < 0x20)
+			return fail("raw control byte in a string");
+		if (*p == '\\') {
+			p++;
+			if (*p == 'u') {
+				for (int i = 1; i <= 4; i++)
+					if (!isxdigit((unsigned char)p[i]))
+						return fail("bad \\u escape");
+				p += 4;
+			} else if (!strchr("\"\\/bfnrt", *p)) {
+				return fail("bad escape");
+			}
+		}
+		p++;
+	}
+	*n = p - *s;
+	p++;
+	return 0;
+}
+
+static int number(void)
+{
+	const char *s = p;
+
+	if (*p == '-')
+		p++;
+	if (!isdigit((unsigned char)*p))
+		return fail("bad number");
+	if (*p == '0' && isdigit((unsigned char)p[1]))
+		return fail("leading zero");
+	while (isdigit((unsigned char)*p))
+		p++;
+	if (*p == '.') {
+		p++;
+		if (!isdigit((unsigned char)*p))
+			return fail("bad fraction");
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (!isdigit((unsigned char)*p))
+			return fail("bad exponent");
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	return p > s ? 0 : fail("bad number");
+}
+
+static int value(int depth, long *elems);
+
+static int object(int depth)
+{
+	const char *keys[MAX_MEMBERS];
+	size_t lens[MAX_MEMBERS];
+	int n = 0;
+
+	p++;
+	ws();
+	if (*p == '}')
+		return p++, 0;
+	for (;;) {
+		const char *k;
+		size_t kl;
+		long elems = -1;
+		int i;
+
+		ws();
+		if (string(&k, &kl))
+			return -1;
+		for (i = 0; i < n && i < MAX_MEMBERS; i++)
+			if (lens[i] == kl && !memcmp(keys[i], k, kl))
+				return fail("duplicate key in an object");
+		if (n < MAX_MEMBERS) {
+			keys[n] = k;
+			lens[n] = kl;
+		}
+		n++;
+		ws();
+		if (*p++ != ':')
+			return fail("':' expected");
+		ws();
+		for (i = 0; i < n_num_keys; i++) {
+			if (strlen(num_keys[i]) == kl && !memcmp(num_keys[i], k, kl)) {
+				if (*p != '-' && !isdigit((unsigned char)*p))
+					return fail("a -n key has a value that is not a number");
+				num_seen[i]++;
+			}
+		}
+		if (value(depth + 1, &elems))
+			return -1;
+		if (len_key && len_result < 0 && elems >= 0 && strlen(len_key) == kl &&
+		    !memcmp(len_key, k, kl))
+			len_result = elems;
+		ws();
+		if (*p == '}')
+			return p++, 0;
+		if (*p++ != ',')
+			return fail("',' or '}' expected");
+	}
+}
+
+static int array(int depth, long *elems)
+{
+	long n = 0;
+
+	p++;
+	ws();
+	if (*p == ']') {
+		p++;
+		*elems = 0;
+		return 0;
+	}
+	for (;;) {
+		ws();
+		if (value(depth + 1, NULL))
+			return -1;
+		n++;
+		ws();
+		if (*p == ']') {
+			p++;
+			*elems = n;
+			return 0;
+		}
+		if (*p++ != ',')
+			return fail("',' or ']' expected");
+	}
+}
+
+static int value(int depth, long *elems)
+{
+	const char *s;
+	size_t n;
+	long dummy;
+
+	if (depth > MAX_DEPTH)
+		return fail("nested too deeply");
+	ws();
+	switch (*p) {
+	case '{': return object(depth);
+	case '[': return array(depth, elems ? elems : &dummy);
+	case '"': return string(&s, &n);
+	case 't': return strncmp(p, "true", 4) ? fail("bad literal") : (p += 4, 0);
+	case 'f': return strncmp(p, "false", 5) ? fail("bad literal") : (p += 5, 0);
+	case 'n': return strncmp(p, "null", 4) ? fail("bad literal") : (p += 4, 0);
+	default: return number();
+	}
+}
+
+static int json_main(int argc, char **argv)
+{
+	size_t cap = 1 << 16, len = 0, r;
+	char *buf = malloc(cap);
+	int i, c;
+
+	while ((c = getopt(argc, argv, "n:l:")) != -1) {
+		if (c == 'n' && n_num_keys < MAX_KEYS)
+			num_keys[n_num_keys++] = optarg;
+		else if (c == 'l')
+			len_key = optarg;
+		else
+			return 2;
+	}
+	while (buf && (r = fread(buf + len, 1, cap - len - 1, stdin)) > 0) {
+		len += r;
+		if (len + 1 == cap)
+			buf = realloc(buf, cap *= 2);
+	}
+	if (!buf)
+		return 2;
+	buf[len] = '\0';
+	if (strlen(buf) != len) {
+		fprintf(stderr, "json: NUL byte in input\n");
+		return 1;
+	}
+	p = buf;
+	if (!value(0, NULL)) {
+		ws();
+		if (*p)
+			fail("trailing bytes after the value");
+	}
+	for (i = 0; !err && i < n_num_keys; i++)
+		if (!num_seen[i])
+			err = "a -n key never occurs";
+	if (!err && len_key && len_result < 0)
+		err = "the -l key is not an array member";
+	if (err) {
+		fprintf(stderr, "json: %s at byte %ld\n", err, (long)(p - buf));
+		return 1;
+	}
+	if (len_key)
+		printf("%ld\n", len_result);
+	return 0;
+}
+
+static int asuser_main(int argc, char **argv)
+{
+	uid_t uid;
+
+	if (argc < 3)
+		return 2;
+	uid = atoi(argv[1]);
+	if (setgroups(0, NULL) || setgid(uid) || setuid(uid)) {
+		perror("asuser: dropping privileges");
+		return 77;
+	}
+	execv(argv[2], argv + 2);
+	perror("asuser: exec");
+	return 77;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "json"))
+		return json_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "asuser"))
+		return asuser_main(argc - 1, argv + 1);
+	fprintf(stderr, "usage: cli_helper json [-n KEY]... [-l KEY] | asuser UID CMD...\n");
+	return 2;
+}
