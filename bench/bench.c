@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Timing, statistics and output shared by the benchmarks. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+static const char *bench_name;
+static FILE *json_file;
+static char kernel[128], cpu[128];
+
+double bench_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct bench_stats bench_stats(double *v, int n)
+{
+	struct bench_stats s = { .runs = n };
+
+	if (n <= 0)
+		return s;
+	qsort(v, n, sizeof(*v), cmp_double);
+	s.min = v[0];
+	s.max = v[n - 1];
+	s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	s.p10 = v[n / 10];
+	s.p90 = v[n - 1 - n / 10];
+	return s;
+}
+
+void bench_json(const char *json)
+{
+	printf("# bench {\"bench\":\"%s\",\"kernel\":\"%s\",%s}\n", bench_name, kernel, json);
+	if (json_file)
+		fprintf(json_file, "{\"bench\":\"%s\",\"kernel\":\"%s\",%s}\n", bench_name,
+			kernel, json);
+}
+
+void bench_result(const char *group, const char *what, const char *backend,
+		  const char *extra, const char *unit, const struct bench_stats *s)
+{
+	char json[1024];
+
+	printf("%-14s %-26s %-13s %12.3f %12.3f %12.3f %-12s %d\n", group, what, backend,
+	       s->median, s->min, s->max, unit, s->runs);
+	snprintf(json, sizeof(json),
+		 "\"group\":\"%s\",\"case\":\"%s\",\"backend\":\"%s\",%s%s\"unit\":\"%s\","
+		 "\"median\":%.6g,\"min\":%.6g,\"max\":%.6g,\"p10\":%.6g,\"p90\":%.6g,\"runs\":%d",
+		 group, what, backend, extra ? extra : "", extra ? "," : "", unit, s->median,
+		 s->min, s->max, s->p10, s->p90, s->runs);
+	bench_json(json);
+}
+
+static void read_cpu(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	strcpy(cpu, "unknown");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *c = strchr(line, ':');
+
+		if (!strncmp(line, "model name", 10) && c) {
+			snprintf(cpu, sizeof(cpu), "%s", c + 2);
+			cpu[strcspn(cpu, "\n\"\\")] = '\0';
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+void bench_init(int argc, char **argv, const char *name, const char *usage, int *runs)
+{
+	static const struct option opts[] = {
+		{ "runs", required_argument, NULL, 'r' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct utsname u;
+	char json[512];
+	int c;
+
+	bench_name = name;
+	while ((c = getopt_long(argc, argv, "r:j:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			*runs = atoi(optarg);
+			if (*runs < 1 || *runs > 100000) {
+				fprintf(stderr, "%s: --runs wants 1..100000\n", name);
+				exit(2);
+			}
+			break;
+		case 'j':
+			json_file = fopen(optarg, "w");
+			if (!json_file) {
+				perror(optarg);
+				exit(2);
+			}
+			break;
+		case 'h':
+			printf("%s", usage);
+			exit(0);
+		default:
+			fprintf(stderr, "%s", usage);
+			exit(2);
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s", usage);
+		exit(2);
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	uname(&u);
+	snprintf(kernel, sizeof(kernel), "%s", u.release);
+	read_cpu();
+	printf("# %s: Linux %s %s, CPU %s, %ld CPUs online, %d runs per case\n", name,
+	       u.release, u.machine, cpu, sysconf(_SC_NPROCESSORS_ONLN), *runs);
+	snprintf(json, sizeof(json), "\"case\":\"machine\",\"machine\":\"%s\",\"cpu\":\"%s\","
+		 "\"cpus\":%ld,\"runs\":%d", u.machine, cpu, sysconf(_SC_NPROCESSORS_ONLN), *runs);
+	bench_json(json);
+	printf("%-14s %-26s %-13s %12s %12s %12s %-12s %s\n", "GROUP", "CASE", "BACKEND",
+	       "MEDIAN", "MIN", "MAX", "UNIT", "RUNS");
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared by the benchmarks: timing, statistics, the machine header and result lines.
+ * Results go out twice: a table row for people and a "# bench {json}" line (also to
+ * --json FILE) for a report generator. Benchmarks never fail on numbers.
+ */
+#ifndef MMEXT_BENCH_H
+#define MMEXT_BENCH_H
+
+#include <stdint.h>
+
+struct bench_stats {
+	double median, min, max, p10, p90;
+	int runs;
+};
+
+/* Parses --runs N, --json FILE, --help; exits 2 on bad usage. */
+void bench_init(int argc, char **argv, const char *name, const char *usage, int *runs);
+/* Monotonic nanoseconds. */
+double bench_ns(void);
+/* Sort v[0..n) and summarise it. */
+struct bench_stats bench_stats(double *v, int n);
+/*
+ * Print a table row and a JSON line. extra is a JSON fragment of further members
+ * ("\"pages\":8192") or NULL; unit names what the numbers are ("us", "ns_per_page").
+ */
+void bench_result(const char *group, const char *what, const char *backend,
+		  const char *extra, const char *unit, const struct bench_stats *s);
+/* A free-form JSON line ("# bench {...}"); json is the object's members. */
+void bench_json(const char *json);
+
+#endif /* MMEXT_BENCH_H */

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * VMA queries at 1k and 60k VMAs: point lookup and full listing through libmmext with
+ * PROCMAP_QUERY and with the text of /proc/self/maps, and the mmext command against
+ * procps pmap on this same process. The VMAs are single pages of alternating
+ * protection, so they cannot merge.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <mmext.h>
+#include "bench.h"
+
+extern char **environ;
+
+static const char usage[] =
+	"Usage: vma_lookup [--runs N] [--json FILE]\n"
+	"Time VMA lookups and listings at 1k and 60k VMAs, and mmext maps against pmap.\n"
+	"The mmext binary is $MMEXT, else ../bin/mmext next to this program.\n";
+
+static size_t psz;
+static int nvmas;		/* VMAs of the process when measured */
+static char mmext_path[PATH_MAX];
+static char pidstr[16];
+
+static int count_vmas(void)
+{
+	MMEXT_OPTS(mmext_maps_opts, o, .backend = MMEXT_MAPS_TEXT);
+	struct mmext_maps *m;
+	struct mmext_vma v;
+	int n = 0;
+
+	if (mmext_maps_open(0, &o, &m))
+		return -1;
+	while (mmext_maps_next(m, &v) > 0)
+		n++;
+	mmext_maps_close(m);
+	return n;
+}
+
+static char *make_vmas(size_t pages)
+{
+	char *p = mmap(NULL, pages * psz, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	size_t i;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	for (i = 1; i < pages; i += 2)
+		if (mprotect(p + i * psz, psz, PROT_READ))
+			return NULL;
+	return p;
+}
+
+static void extra_of(char *buf, size_t n)
+{
+	snprintf(buf, n, "\"vmas\":%d", nvmas);
+}
+
+static const char *backend_name(int b)
+{
+	return b == MMEXT_MAPS_IOCTL ? "procmap_query" : "text";
+}
+
+static void lookups(char *region, size_t pages, int backend, int runs, int per_run)
+{
+	MMEXT_OPTS(mmext_maps_opts, o, .backend = backend);
+	double *t = calloc(runs, sizeof(double));
+	struct mmext_maps *m;
+	struct mmext_vma v;
+	struct bench_stats s;
+	uint64_t x = 88172645463325252ULL;
+	char extra[64];
+	int r, i, ret;
+
+	ret = mmext_maps_open(0, &o, &m);
+	if (ret) {
+		printf("%-14s %-26s %-13s unavailable: %s\n", "vma", "point_lookup",
+		       backend_name(backend), strerror(-ret));
+		free(t);
+		return;
+	}
+	for (r = 0; r < runs; r++) {
+		double t0 = bench_ns();
+
+		for (i = 0; i < per_run; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			ret = mmext_maps_find(m, (uintptr_t)region + (x % pages) * psz, 0, &v);
+			if (ret)
+				fprintf(stderr, "vma_lookup: find: %s\n", strerror(-ret));
+		}
+		t[r] = (bench_ns() - t0) / 1e3 / per_run;
+	}
+	s = bench_stats(t, runs);
+	extra_of(extra, sizeof(extra));
+	bench_result("vma", nvmas > 10000 ? "point_lookup 60k" : "point_lookup 1k",
+		     backend_name(backend), extra, "us_per_lookup", &s);
+	mmext_maps_close(m);
+	free(t);
+}
+
+static double listing(int backend, int runs)
+{
+	MMEXT_OPTS(mmext_maps_opts, o, .backend = backend);
+	double *t = calloc(runs, sizeof(double));
+	struct mmext_maps *m;
+	struct mmext_vma v;
+	struct bench_stats s;
+	char extra[64];
+	int r, n = 0, ret;
+
+	ret = mmext_maps_open(0, &o, &m);
+	if (ret) {
+		printf("%-14s %-26s %-13s unavailable: %s\n", "vma", "full_listing",
+		       backend_name(backend), strerror(-ret));
+		free(t);
+		return 0;
+	}
+	for (r = 0; r < runs; r++) {
+		double t0 = bench_ns();
+
+		mmext_maps_rewind(m);
+		for (n = 0; mmext_maps_next(m, &v) > 0; n++)
+			;
+		t[r] = (bench_ns() - t0) / 1e6;
+	}
+	if (n < nvmas - 2 || n > nvmas + 2)
+		printf("# WARNING: listing saw %d VMAs, expected %d\n", n, nvmas);
+	s = bench_stats(t, runs);
+	extra_of(extra, sizeof(extra));
+	bench_result("vma", nvmas > 10000 ? "full_listing 60k" : "full_listing 1k",
+		     backend_name(backend), extra, "ms", &s);
+	mmext_maps_close(m);
+	free(t);
+	return s.median;
+}
+
+/* Only read(2) the text: the kernel's share of any maps reader, pmap's included. */
+static void raw_read(int runs)
+{
+	double *t = calloc(runs, sizeof(double));
+	static char buf[1 << 16];
+	struct bench_stats s;
+	char extra[64];
+	int r, fd;
+
+	for (r = 0; r < runs; r++) {
+		double t0 = bench_ns();
+
+		fd = open("/proc/self/maps", O_RDONLY);
+		while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
+			;
+		if (fd >= 0)
+			close(fd);
+		t[r] = (bench_ns() - t0) / 1e6;
+	}
+	s = bench_stats(t, runs);
+	extra_of(extra, sizeof(extra));
+	bench_result("vma", nvmas > 10000 ? "read(2) only 60k" : "read(2) only 1k", "text",
+		     extra, "ms", &s);
+	free(t);
+}
+
+/* Run argv with stdout to /dev/null; ms per run, or a negative value if it failed. */
+static double command(char *const argv[], const char *label, const char *what, int runs)
+{
+	double *t = calloc(runs, sizeof(double));
+	posix_spawn_file_actions_t fa;
+	struct bench_stats s;
+	char extra[64];
+	int r, status;
+	pid_t pid;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	for (r = 0; r < runs; r++) {
+		double t0 = bench_ns();
+
+		/* posix_spawn uses CLONE_VM: no copy of our 60k VMAs is timed. */
+		if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) ||
+		    waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+		    WEXITSTATUS(status)) {
+			printf("%-14s %-26s %-13s failed to run %s\n", "command", what, label,
+			       argv[0]);
+			posix_spawn_file_actions_destroy(&fa);
+			free(t);
+			return -1;
+		}
+		t[r] = (bench_ns() - t0) / 1e6;
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	s = bench_stats(t, runs);
+	extra_of(extra, sizeof(extra));
+	bench_result("command", what, label, extra, "ms", &s);
+	free(t);
+	return s.median;
+}
+
+static int in_path(const char *prog)
+{
+	char *path = getenv("PATH"), *dup, *dir, *save, buf[PATH_MAX];
+	int found = 0;
+
+	if (!path)
+		return 0;
+	dup = strdup(path);
+	for (dir = strtok_r(dup, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
+		snprintf(buf, sizeof(buf), "%s/%s", dir, prog);
+		found = !access(buf, X_OK);
+	}
+	free(dup);
+	return found;
+}
+
+static void ratio(const char *what, double slow, double fast, double goal)
+{
+	char json[256];
+
+	if (slow <= 0 || fast <= 0)
+		return;
+	printf("ratio %-40s = %.2fx", what, slow / fast);
+	if (goal > 0)
+		printf("  (goal >= %.0fx: %s)", goal, slow / fast >= goal ? "met" : "NOT met");
+	putchar('\n');
+	snprintf(json, sizeof(json), "\"group\":\"vma\",\"case\":\"ratio\",\"what\":\"%s\","
+		 "\"vmas\":%d,\"ratio\":%.4g,\"goal\":%.0f,\"goal_met\":%s", what, nvmas,
+		 slow / fast, goal, goal > 0 && slow / fast >= goal ? "true" : "false");
+	bench_json(json);
+}
+
+static void measure(char *region, size_t pages, int runs)
+{
+	char *mm[] = { mmext_path, "maps", pidstr, NULL };
+	char *mmr[] = { mmext_path, "maps", "--rss", pidstr, NULL };
+	char *pm[] = { "pmap", pidstr, NULL };
+	char *pmx[] = { "pmap", "-x", pidstr, NULL };
+	int big = pages > 10000, have_pmap = in_path("pmap"), have_ioctl;
+	double text, ioc, a, b;
+	struct mmext_feature_status st;
+	char what[96];
+
+	nvmas = count_vmas();
+	printf("# %d VMAs in this process\n", nvmas);
+	mmext_probe(MMEXT_FEAT_PROCMAP_QUERY, &st);
+	have_ioctl = st.available;
+	if (have_ioctl)
+		lookups(region, pages, MMEXT_MAPS_IOCTL, runs, big ? 2000 : 5000);
+	else
+		printf("# PROCMAP_QUERY unavailable: %s\n", st.detail);
+	/* A text lookup reads the file up to the address: few per run at 60k. */
+	lookups(region, pages, MMEXT_MAPS_TEXT, runs, big ? 2 : 50);
+	raw_read(runs);
+	text = listing(MMEXT_MAPS_TEXT, runs);
+	ioc = have_ioctl ? listing(MMEXT_MAPS_IOCTL, runs) : 0;
+	snprintf(what, sizeof(what), "full_listing ioctl/text at %d VMAs", nvmas);
+	ratio(what, ioc, text, 0);
+
+	if (access(mmext_path, X_OK)) {
+		printf("# %s not found: build it with make -C cli (or set $MMEXT)\n", mmext_path);
+		return;
+	}
+	a = command(mm, "mmext", "maps", runs);
+	if (!have_pmap) {
+		printf("# pmap not installed (apt-get install procps): no comparison\n");
+		return;
+	}
+	b = command(pm, "pmap", "maps", runs);
+	snprintf(what, sizeof(what), "pmap/mmext maps at %d VMAs", nvmas);
+	ratio(what, b, a, big ? 5 : 0);
+	/* smaps walks page tables: the slow, opt-in path; fewer runs. */
+	a = command(mmr, "mmext", "maps --rss / pmap -x", runs > 3 ? 3 : runs);
+	b = command(pmx, "pmap", "maps --rss / pmap -x", runs > 3 ? 3 : runs);
+	snprintf(what, sizeof(what), "pmap -x / mmext maps --rss at %d VMAs", nvmas);
+	ratio(what, b, a, 0);
+}
+
+int main(int argc, char **argv)
+{
+	int runs = 7;
+	long max_map = 65530;
+	size_t big = 60000;
+	char exe[PATH_MAX], *region;
+	ssize_t n;
+	FILE *f;
+
+	bench_init(argc, argv, "vma_lookup", usage, &runs);
+	psz = sysconf(_SC_PAGESIZE);
+	snprintf(pidstr, sizeof(pidstr), "%d", (int)getpid());
+	if (getenv("MMEXT")) {
+		snprintf(mmext_path, sizeof(mmext_path), "%s", getenv("MMEXT"));
+	} else {
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
+		snprintf(mmext_path, sizeof(mmext_path), "%s/../bin/mmext", dirname(exe));
+	}
+	f = fopen("/proc/sys/vm/max_map_count", "r");
+	if (f) {
+		if (fscanf(f, "%ld", &max_map) != 1)
+			max_map = 65530;
+		fclose(f);
+	}
+	if ((long)big + 200 > max_map) {
+		big = max_map - 200;
+		printf("# vm.max_map_count is %ld: the large case uses %zu VMAs\n", max_map, big);
+	}
+
+	region = make_vmas(1000);
+	if (!region) {
+		perror("making 1k VMAs");
+		return 1;
+	}
+	measure(region, 1000, runs);
+	munmap(region, 1000 * psz);
+	region = make_vmas(big);
+	if (!region) {
+		perror("making 60k VMAs");
+		return 1;
+	}
+	measure(region, big, runs);
+	munmap(region, big * psz);
+	return 0;
+}
