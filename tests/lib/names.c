@@ -189,6 +189,10 @@ TEST_F(named, unmapped_range_is_enomem)
 	EXPECT_EQ(-ENOMEM, mmext_name_clear(self->area + 2 * self->psz, 2 * self->psz));
 }
 
+/*
+ * The file stays linked until mapped: shmem treats a mapping of an unlinked tmpfs file
+ * (the guest's /tmp) as anonymous shared memory, which can be named.
+ */
 TEST_F(named, file_mapping_is_ebadf)
 {
 	char path[] = "/tmp/mmext-names-XXXXXX";
@@ -196,9 +200,9 @@ TEST_F(named, file_mapping_is_ebadf)
 	char *p;
 
 	ASSERT_GE(fd, 0);
-	unlink(path);
 	ASSERT_EQ(0, ftruncate(fd, self->psz));
 	p = mmap(NULL, self->psz, PROT_READ, MAP_PRIVATE, fd, 0);
+	unlink(path);
 	close(fd);
 	ASSERT_NE(MAP_FAILED, p);
 	EXPECT_EQ(-EBADF, mmext_name_set(p, self->psz, "file"));
