@@ -1,142 +1,174 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * mmext-tour: say which of the five mmext features the running kernel has, and show each
- * one that is there doing its job. Exits 0 unless a present feature misbehaves.
+ * one that is there doing its job, through libmmext. Exits 0 unless a present feature
+ * misbehaves.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
-#include <linux/fs.h>
-#include <linux/prctl.h>
-#include <linux/userfaultfd.h>
+
+#include <mmext.h>
 
 static long psz;
 static int broken;
 
-static void show_maps_line(const void *addr)
+/* "present" or "absent (why)"; returns availability. */
+static int status(enum mmext_feature f)
 {
-	unsigned long a = (unsigned long)addr, s, e;
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "r");
+	struct mmext_feature_status st;
 
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx", &s, &e) == 2 && a >= s && a < e)
-			printf("      %s", line);
-	if (f)
-		fclose(f);
+	if (mmext_probe(f, &st)) {
+		printf("absent (probe failed)\n");
+		return 0;
+	}
+	if (st.available)
+		printf("present\n");
+	else
+		printf("absent (%s)\n", st.detail);
+	return st.available;
+}
+
+static void wrong(int present, const char *what)
+{
+	printf("      WRONG: %s\n", what);
+	if (present)
+		broken = 1;
+}
+
+static void show_vma(const void *addr)
+{
+	struct mmext_maps *m;
+	struct mmext_vma v;
+
+	if (mmext_maps_open(0, NULL, &m))
+		return;
+	if (!mmext_maps_find(m, (uintptr_t)addr, 0, &v))
+		printf("      %llx-%llx %.*s\n", (unsigned long long)v.start,
+		       (unsigned long long)v.end, (int)v.name_len, v.name);
+	mmext_maps_close(m);
 }
 
 static void tour_names(void)
 {
 	char *p = mmap(NULL, 4 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char name[MMEXT_NAME_MAX + 1];
+	int present;
 
 	printf("[000] naming anonymous memory (PR_SET_VMA_ANON_NAME): ");
-	if (prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)p, 4 * psz,
-		  (unsigned long)"mmext tour heap")) {
-		printf("absent (%s%s)\n", strerror(errno),
-		       errno == EINVAL ? ": kernel built without CONFIG_ANON_VMA_NAME" : "");
-	} else {
-		printf("present\n      named 4 pages \"mmext tour heap\"; /proc/self/maps shows:\n");
-		show_maps_line(p);
+	present = status(MMEXT_FEAT_ANON_NAME);
+	if (present) {
+		if (mmext_name_set(p, 4 * psz, "mmext tour heap") ||
+		    mmext_name_get(0, p, name, sizeof(name)) < 0 || strcmp(name, "mmext tour heap"))
+			wrong(1, "the name did not stick");
+		printf("      named 4 pages \"mmext tour heap\"; the VMA now reads:\n");
+		show_vma(p);
 	}
 	munmap(p, 4 * psz);
 }
 
+/* Absent in every kernel so far: show what the library's emulation gives instead. */
 static void tour_refpage(void)
 {
-	printf("[001] reference pages (refpage_create): absent (not in the mmext queue yet)\n");
+	MMEXT_OPTS(mmext_pattern_opts, o, .tile_pages = 4);
+	struct mmext_pattern *pat;
+	const char pattern[8] = "mmext!!";
+	int present;
+	char *p;
+
+	printf("[001] reference pages (refpage_create): ");
+	present = status(MMEXT_FEAT_REFPAGE);
+	if (mmext_pattern_map(pattern, sizeof(pattern), 16 * psz, &o, &pat)) {
+		wrong(present, "mmext_pattern_map failed");
+		return;
+	}
+	p = mmext_pattern_addr(pat);
+	p[psz] = 'X';
+	printf("      pattern memory (%s backend): page 0 reads \"%.7s\", written page 1 \"%c%.6s\"\n",
+	       mmext_pattern_backend(pat) == MMEXT_PATTERN_KERNEL ? "kernel" : "emulated", p,
+	       p[psz], p + psz + 1);
+	if (memcmp(p, pattern, 8) || p[psz] != 'X' || memcmp(p + psz + 8, pattern, 8))
+		wrong(present, "pattern memory reads wrong");
+	mmext_pattern_unmap(pat);
 }
 
 static void tour_maps(void)
 {
-	struct procmap_query q = { .size = sizeof(q), .query_addr = (unsigned long)&q };
-	char name[64] = "";
-	int fd = open("/proc/self/maps", O_RDONLY);
+	MMEXT_OPTS(mmext_maps_opts, o, .backend = MMEXT_MAPS_IOCTL);
+	struct mmext_maps *m;
+	struct mmext_vma v;
+	int present, local = 0;
 
-	q.vma_name_addr = (unsigned long)name;
-	q.vma_name_size = sizeof(name);
-	printf("[002] /proc/pid/maps and PROCMAP_QUERY without mmap_lock: absent (not in the mmext queue yet)\n");
+	printf("[002] /proc/pid/maps and PROCMAP_QUERY without mmap_lock: ");
+	status(MMEXT_FEAT_MAPS_LOCKLESS);
 	printf("      PROCMAP_QUERY itself: ");
-	if (fd < 0 || ioctl(fd, PROCMAP_QUERY, &q)) {
-		printf("absent (%s)\n", strerror(errno));
-	} else {
-		printf("present; this stack variable lies in %llx-%llx %s\n",
-		       (unsigned long long)q.vma_start, (unsigned long long)q.vma_end, name);
+	present = status(MMEXT_FEAT_PROCMAP_QUERY);
+	if (!present)
+		return;
+	if (mmext_maps_open(0, &o, &m) || mmext_maps_find(m, (uintptr_t)&local, 0, &v)) {
+		wrong(1, "PROCMAP_QUERY found no VMA for a stack variable");
+		return;
 	}
-	if (fd >= 0)
-		close(fd);
+	printf("      this stack variable lies in %llx-%llx %.*s\n", (unsigned long long)v.start,
+	       (unsigned long long)v.end, (int)v.name_len, v.name);
+	if (v.kind != MMEXT_VMA_STACK)
+		wrong(1, "that VMA is not [stack]");
+	mmext_maps_close(m);
 }
 
 static void tour_cow_pte(void)
 {
-	printf("[003] copy-on-write page tables at fork (PR_SET_COW_PTE): absent (not in the mmext queue yet)\n");
+	int present, method = 0, st;
+	pid_t pid;
+
+	printf("[003] copy-on-write page tables at fork (PR_SET_COW_PTE): ");
+	present = status(MMEXT_FEAT_COW_PTE);
+	pid = mmext_fork(NULL, &method);
+	if (pid == 0)
+		_exit(0);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		wrong(1, "mmext_fork failed");
+		return;
+	}
+	printf("      mmext_fork used %s\n", method == MMEXT_FORK_COW_PTE ? "COW page tables"
+									  : "a plain fork");
+	if (present && method != MMEXT_FORK_COW_PTE)
+		wrong(1, "the kernel has COW page tables but fork did not use them");
 }
 
-/* Arm write tracking on 16 pages, write three of them, and ask the kernel which. */
+/* Arm write watch on 16 pages, write three of them, and ask which. */
 static void tour_write_watch(void)
 {
-	struct uffdio_api api = { .api = UFFD_API,
-				  .features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED };
-	struct page_region regions[16];
-	struct pm_scan_arg arg = { .size = sizeof(arg) };
-	int uffd, pm, n, i, want[] = { 1, 7, 12 };
-	char *p = mmap(NULL, 16 * psz, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	MMEXT_OPTS(mmext_ww_opts, o, .backend = MMEXT_WW_PAGEMAP_SCAN);
+	char *p = mmap(NULL, 16 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int want[] = { 1, 7, 12 }, i, ok;
+	void *pages[16];
+	size_t n = 16;
+	struct mmext_ww *w;
 
 	printf("[004] PAGEMAP_SCAN with userfaultfd WP_ASYNC: ");
-	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY);
-	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api)) {
-		printf("absent (userfaultfd WP_ASYNC: %s)\n", strerror(errno));
+	if (!status(MMEXT_FEAT_WRITEWATCH))
 		goto out;
-	}
-	struct uffdio_register reg = { .range = { (unsigned long)p, 16 * psz },
-				       .mode = UFFDIO_REGISTER_MODE_WP };
-	struct uffdio_writeprotect wp = { .range = reg.range, .mode = UFFDIO_WRITEPROTECT_MODE_WP };
-
-	madvise(p, 16 * psz, MADV_NOHUGEPAGE);
-	if (ioctl(uffd, UFFDIO_REGISTER, &reg) || ioctl(uffd, UFFDIO_WRITEPROTECT, &wp)) {
-		printf("absent (uffd write-protect: %s)\n", strerror(errno));
-		goto out_uffd;
+	if (mmext_ww_open(p, 16 * psz, &o, &w)) {
+		wrong(1, "mmext_ww_open failed");
+		goto out;
 	}
 	for (i = 0; i < 3; i++)
 		p[want[i] * psz] = 1;
-	pm = open("/proc/self/pagemap", O_RDONLY);
-	arg.start = (unsigned long)p;
-	arg.end = (unsigned long)p + 16 * psz;
-	arg.vec = (unsigned long)regions;
-	arg.vec_len = 16;
-	arg.category_mask = arg.return_mask = PAGE_IS_WRITTEN;
-	n = pm < 0 ? -1 : ioctl(pm, PAGEMAP_SCAN, &arg);
-	if (n < 0) {
-		printf("absent (PAGEMAP_SCAN: %s)\n", strerror(errno));
-	} else {
-		int seen = 0;
-
-		printf("present\n      wrote pages 1, 7, 12 of 16; the kernel reports written:");
-		for (i = 0; i < n; i++) {
-			unsigned long a;
-
-			for (a = regions[i].start; a < regions[i].end; a += psz, seen++)
-				printf(" %lu", (a - (unsigned long)p) / psz);
-		}
-		printf("\n");
-		if (seen != 3 || n != 3) {
-			printf("      WRONG: expected exactly pages 1, 7, 12\n");
-			broken = 1;
-		}
+	ok = !mmext_ww_get(w, p, 16 * psz, MMEXT_WW_RESET, pages, &n) && n == 3;
+	printf("      wrote pages 1, 7, 12 of 16; the kernel reports written:");
+	for (i = 0; i < (int)n; i++) {
+		printf(" %ld", (long)(((char *)pages[i] - p) / psz));
+		ok = ok && (char *)pages[i] == p + want[i] * psz;
 	}
-	if (pm >= 0)
-		close(pm);
-out_uffd:
-	close(uffd);
+	printf("\n");
+	if (!ok)
+		wrong(1, "expected exactly pages 1, 7, 12");
+	mmext_ww_close(w);
 out:
 	munmap(p, 16 * psz);
 }
@@ -147,7 +179,7 @@ int main(void)
 
 	psz = sysconf(_SC_PAGESIZE);
 	uname(&u);
-	printf("mmext tour on Linux %s\n", u.release);
+	printf("mmext tour on Linux %s (libmmext %s)\n", u.release, mmext_version());
 	tour_names();
 	tour_refpage();
 	tour_maps();
