@@ -42,6 +42,8 @@ int cli_parse_pid(const char *s, pid_t *pid);
 int cli_parse_addr(const char *s, uint64_t *addr);
 /* Decimal number in [min, max]. 0 or -EINVAL. */
 int cli_parse_num(const char *s, unsigned long min, unsigned long max, unsigned long *v);
+/* "auto", "text" or "ioctl" into enum mmext_maps_backend. 0 or -EINVAL. */
+int cli_parse_maps_backend(const char *s, uint32_t *backend);
 
 /* "rw-p" style permissions of vma into buf[5]. */
 void cli_perms(const struct mmext_vma *vma, char buf[5]);

@@ -324,19 +324,6 @@ static int list_smaps(struct maps_state *s)
 	return ret;
 }
 
-static int parse_backend(const char *s, uint32_t *b)
-{
-	if (!strcmp(s, "auto"))
-		*b = MMEXT_MAPS_AUTO;
-	else if (!strcmp(s, "text"))
-		*b = MMEXT_MAPS_TEXT;
-	else if (!strcmp(s, "ioctl"))
-		*b = MMEXT_MAPS_IOCTL;
-	else
-		return -EINVAL;
-	return 0;
-}
-
 int cmd_maps(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -360,7 +347,7 @@ int cmd_maps(int argc, char **argv)
 		case 'g': s.group = 1; break;
 		case 'j': s.json = 1; break;
 		case 'b':
-			if (parse_backend(optarg, &mo.backend))
+			if (cli_parse_maps_backend(optarg, &mo.backend))
 				return cli_usage("maps", "bad backend '%s' (auto, text, ioctl)",
 						 optarg);
 			break;

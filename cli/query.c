@@ -68,13 +68,7 @@ int cmd_query(int argc, char **argv)
 		case 'B': mo.flags |= MMEXT_MAPS_BUILD_ID; break;
 		case 'j': json = 1; break;
 		case 'b':
-			if (!strcmp(optarg, "auto"))
-				mo.backend = MMEXT_MAPS_AUTO;
-			else if (!strcmp(optarg, "text"))
-				mo.backend = MMEXT_MAPS_TEXT;
-			else if (!strcmp(optarg, "ioctl"))
-				mo.backend = MMEXT_MAPS_IOCTL;
-			else
+			if (cli_parse_maps_backend(optarg, &mo.backend))
 				return cli_usage("query", "bad backend '%s' (auto, text, ioctl)",
 						 optarg);
 			break;

@@ -99,6 +99,19 @@ int cli_parse_addr(const char *s, uint64_t *addr)
 	return 0;
 }
 
+int cli_parse_maps_backend(const char *s, uint32_t *backend)
+{
+	if (!strcmp(s, "auto"))
+		*backend = MMEXT_MAPS_AUTO;
+	else if (!strcmp(s, "text"))
+		*backend = MMEXT_MAPS_TEXT;
+	else if (!strcmp(s, "ioctl"))
+		*backend = MMEXT_MAPS_IOCTL;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 void cli_perms(const struct mmext_vma *vma, char buf[5])
 {
 	buf[0] = vma->prot & MMEXT_VMA_READ ? 'r' : '-';
