@@ -114,6 +114,20 @@ cmd_import() {
 	say "applied $n patches"
 }
 
+# Before a build: apply a changed queue, unless build/linux holds work in progress (commits
+# or edits not exported yet), which is then built as it is.
+sync_tree() {
+	local stamp_hash stamp_head head
+	read -r stamp_hash stamp_head < "$STAMP"
+	head=$(git_k rev-parse HEAD)
+	if [ "$head" != "$stamp_head" ] || [ -n "$(git_k status --porcelain --untracked-files=no)" ]; then
+		say "warning: building build/linux as it is: it has $(git_k rev-list --count "$BASE_TAG..HEAD")" \
+		    "commits and changes that may not be in kernel/ (export them with 'make export-queue')"
+		return 0
+	fi
+	cmd_import
+}
+
 cmd_export() {
 	local n
 	n=$(git_k rev-list --count "$BASE_TAG..HEAD")
@@ -164,7 +178,7 @@ cmd_build() {
 	src=$(variant_src "$v")
 	out=$KOUT/$v
 	[ -d "$src" ] || die "$src missing: run 'scripts/kernel.sh prepare'"
-	[ "$src" = "$KSTOCK" ] || cmd_import
+	[ "$src" = "$KSTOCK" ] || sync_tree
 	export CCACHE_BASEDIR=$MMEXT_BUILD CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
 	mkdir -p "$out"
 	h=$(cat $(config_frags) | sha256sum | cut -c1-16)
@@ -188,7 +202,7 @@ cmd_build() {
 cmd_selftests() {
 	local out=$KOUT/kselftest hdr=$KOUT/patched/usr/include t
 	[ -d "$hdr" ] || die "build the patched kernel first (its uapi headers are needed)"
-	cmd_import
+	sync_tree
 	say "building selftests (mm, proc) from the patched tree"
 	for t in mm proc; do
 		mkdir -p "$out/$t"

@@ -117,6 +117,8 @@ fi
 # --- query ---
 first=$(awk 'NR == 1 {split($1, a, "-"); print a[1]}' "$maps")
 firstend=$(awk 'NR == 1 {split($1, a, "-"); print a[2]}' "$maps")
+# maps pads addresses to 8 digits (a static binary at 00400000); mmext does not.
+first=$(printf '%x' "0x$first") firstend=$(printf '%x' "0x$firstend")
 stack=$(awk '/\[stack\]/ {split($1, a, "-"); print a[1]}' "$maps")
 check "query: the first VMA's start is in it" 'run 0 query $target $first && grep -q "^0x$first in $first-$firstend " "$tmp/out"'
 check "query: an address inside a VMA (0x prefix optional)" 'run 0 query $target "0x${stack}" && grep -q "^0x$stack in .*\[stack\]$" "$tmp/out"'
