@@ -67,7 +67,7 @@ cmd_prepare() {
 		echo "none $(git_k rev-parse HEAD)" > "$STAMP"
 	fi
 	[ -d "$KSTOCK" ] || git_k worktree add -q --detach "$KSTOCK" "$BASE_TAG"
-	cmd_import
+	sync_tree
 }
 
 # Re-applying rewrites every file the queue touches; restore the old mtime of each

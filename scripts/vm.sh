@@ -61,7 +61,7 @@ initrd=$MMEXT_BUILD/guest-$v.cpio.gz
 say "booting $v ($accel, $mem, timeout ${timeout}s): $*"
 rc=0
 timeout --foreground -k 5 "$timeout" qemu-system-x86_64 "${accel_args[@]}" -smp 2 -m "$mem" \
-	-nographic -no-reboot -monitor none \
+	-nographic -no-reboot -monitor none -nic none \
 	-kernel "$image" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 loglevel=6 printk.devkmsg=on brd.rd_nr=1 brd.rd_size=524288" \
 	-serial stdio -serial "file:$logdir/channel.raw" \

@@ -3,8 +3,11 @@
 # Run a list of test programs and print TAP: one top-level result per program, its own
 # output indented as TAP comments. Runs on the host and in the guest.
 #
-#   run-suite.sh [-t SECONDS] LISTFILE...
+#   run-suite.sh [-t SECONDS] [-R LISTFILE]... LISTFILE...
 #
+# Programs from a -R list get one retry when they fail (the kernel's own selftests: some
+# race-sensitive ones, such as uffd-unit-tests' events test, fail now and then under TCG).
+# A retry that passes is reported as "# flaky" and a "FLAKY NAME" line, never silently.
 # Each LISTFILE line is "NAME COMMAND [ARGS...]" (# comments allowed), COMMAND relative to
 # the list file's directory. Exit status: 0 pass, 4 skip (kselftest), anything else fail.
 # For each program a line "RESULT NAME pass|fail|skip CASES_PASS CASES_FAIL CASES_SKIP" is
@@ -12,28 +15,49 @@
 set -uo pipefail
 
 per_test_timeout=600
-if [ "${1:-}" = -t ]; then per_test_timeout=$2; shift 2; fi
-
 entries=()
-for list in "$@"; do
+add_list() {
+	local list=$1 retries=$2 dir name cmd
 	dir=$(cd "$(dirname "$list")" && pwd)
 	while read -r name cmd; do
 		case $name in ''|'#'*) continue ;; esac
-		entries+=("$name|$dir|$cmd")
+		entries+=("$name|$dir|$retries|$cmd")
 	done < "$list"
+}
+while [ $# -gt 0 ]; do
+	case $1 in
+	-t) per_test_timeout=$2; shift ;;
+	-R) add_list "$2" 1; shift ;;
+	*) add_list "$1" 0 ;;
+	esac
+	shift
 done
+
+# run_one DIR CMD OUTFILE: run a program with the timeout; its exit status.
+run_one() {
+	(cd "$1" && timeout -k 10 "$per_test_timeout" bash -c "exec $2") > "$3" 2>&1 < /dev/null
+}
 
 echo "TAP version 13"
 echo "1..${#entries[@]}"
 n=0
 for e in "${entries[@]}"; do
 	n=$((n + 1))
-	IFS='|' read -r name dir cmd <<< "$e"
+	IFS='|' read -r name dir retries cmd <<< "$e"
 	out=$(mktemp)
 	[ -w /dev/kmsg ] && echo "mmext: start $name" > /dev/kmsg
 	start=$SECONDS
-	(cd "$dir" && timeout -k 10 "$per_test_timeout" bash -c "exec $cmd") > "$out" 2>&1 < /dev/null
+	run_one "$dir" "$cmd" "$out"
 	rc=$?
+	flaky=""
+	if [ "$rc" != 0 ] && [ "$rc" != 4 ] && [ "$retries" -gt 0 ]; then
+		sed 's/^/# first try: /' "$out"
+		[ -w /dev/kmsg ] && echo "mmext: retry $name (rc=$rc)" > /dev/kmsg
+		run_one "$dir" "$cmd" "$out"
+		rc2=$?
+		[ $rc2 = 0 ] && flaky=" # flaky: failed (exit $rc), passed on retry"
+		rc=$rc2
+	fi
 	secs=$((SECONDS - start))
 	[ -w /dev/kmsg ] && echo "mmext: end $name rc=$rc" > /dev/kmsg
 	sed 's/^/# /' "$out"
@@ -54,6 +78,7 @@ for e in "${entries[@]}"; do
 	else
 		case $res in pass) cp=1 cf=0 cs=0 ;; fail) cp=0 cf=1 cs=0 ;; skip) cp=0 cf=0 cs=1 ;; esac
 	fi
-	echo "$tap (${secs}s)"
+	echo "$tap (${secs}s)$flaky"
+	[ -n "$flaky" ] && echo "FLAKY $name"
 	echo "RESULT $name $res $cp $cf $cs"
 done
