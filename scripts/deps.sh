@@ -10,6 +10,8 @@ pkgs=(
 	cpio busybox-static file kmod xz-utils rsync                       # initramfs
 	qemu-system-x86                                                   # guest
 	libcap-dev libnuma-dev                                            # mm selftests
+	clang                                                             # libFuzzer target
+	procps                                                            # pmap, for benchmarks
 	python3-matplotlib                                                # benchmark plots
 )
 missing=()

@@ -3,18 +3,19 @@
 # The test command: build stock and patched 6.12 and everything the tests need, then run
 #   host    the feature tests on the running kernel (SKIPs where it lacks a feature)
 #   host-asan  the same, built with AddressSanitizer and UBSan
+#   fuzz    the maps parser's libFuzzer target for FUZZ_SECONDS (default 60)
 #   stock   the feature tests and the mm/proc selftest subset in a stock 6.12 guest
 #   patched the same in a guest running 6.12 with our queue
 # A selftest that passes in selftests-baseline.txt (stock's results) must pass everywhere;
 # one that fails there too is reported as a known failure and counted as skipped.
 # Any kernel splat in a guest fails that tier. Ends with "N passed, N failed, N skipped".
 #
-#   tests/run.sh [--tiers "host host-asan stock patched"] [--update-baseline]
+#   tests/run.sh [--tiers "host host-asan fuzz stock patched"] [--update-baseline]
 # DEBUG=1 uses the KASAN/kmemleak builds for the guest tiers.
 set -uo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
 
-tiers="host host-asan stock patched" update_baseline=0
+tiers="host host-asan fuzz stock patched" update_baseline=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--tiers) tiers=$2; shift ;;
@@ -72,6 +73,15 @@ for tier in $tiers; do
 		;;
 	host-asan)
 		"$MMEXT_ROOT/tests/run-suite.sh" "$MMEXT_BUILD/guest-asan/bin/tests.list" | tee "$out"
+		;;
+	fuzz)
+		if make -s -C "$MMEXT_ROOT/tests/fuzz" run FUZZ_SECONDS="${FUZZ_SECONDS:-60}" > "$logs/fuzz.log" 2>&1; then
+			echo "RESULT maps_parser_fuzz pass 1 0 0" | tee "$out"
+		else
+			tail -n 30 "$logs/fuzz.log"
+			echo "RESULT maps_parser_fuzz fail 0 1 0" | tee "$out"
+		fi
+		grep -E '^Done|^#[0-9]+ *DONE' "$logs/fuzz.log" | sed 's/^/# /'
 		;;
 	stock|patched)
 		"$MMEXT_ROOT/scripts/vm.sh" -k $tier -t 2400 -l "$MMEXT_BUILD/logs/vm-$tier" -- \
