@@ -88,18 +88,38 @@ static void read_cpu(void)
 
 void bench_init(int argc, char **argv, const char *name, const char *usage, int *runs)
 {
-	static const struct option opts[] = {
+	bench_init_opts(argc, argv, name, usage, runs, NULL, NULL);
+}
+
+void bench_init_opts(int argc, char **argv, const char *name, const char *usage, int *runs,
+		     const struct option *extra, int (*opt)(int val, const char *arg))
+{
+	static const struct option common[] = {
 		{ "runs", required_argument, NULL, 'r' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
 	};
+	struct option opts[32] = { 0 };
 	struct utsname u;
 	char json[512];
-	int c;
+	int c, n = 0;
 
 	bench_name = name;
+	memcpy(opts, common, sizeof(common));
+	n = sizeof(common) / sizeof(common[0]);
+	/* The last entry stays zero: the terminator. */
+	while (extra && extra[n - 3].name && n < 31) {
+		opts[n] = extra[n - 3];
+		n++;
+	}
 	while ((c = getopt_long(argc, argv, "r:j:h", opts, NULL)) != -1) {
+		if (c >= 256 && opt) {
+			if (opt(c, optarg)) {
+				fprintf(stderr, "%s", usage);
+				exit(2);
+			}
+			continue;
+		}
 		switch (c) {
 		case 'r':
 			*runs = atoi(optarg);

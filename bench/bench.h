@@ -7,6 +7,7 @@
 #ifndef MMEXT_BENCH_H
 #define MMEXT_BENCH_H
 
+#include <getopt.h>
 #include <stdint.h>
 
 struct bench_stats {
@@ -16,6 +17,12 @@ struct bench_stats {
 
 /* Parses --runs N, --json FILE, --help; exits 2 on bad usage. */
 void bench_init(int argc, char **argv, const char *name, const char *usage, int *runs);
+/*
+ * The same, with a benchmark's own long options (no short forms, val >= 256): each one
+ * met goes to opt(val, optarg), which returns 0, or -1 for bad usage (exit 2).
+ */
+void bench_init_opts(int argc, char **argv, const char *name, const char *usage, int *runs,
+		     const struct option *extra, int (*opt)(int val, const char *arg));
 /* Monotonic nanoseconds. */
 double bench_ns(void);
 /* Sort v[0..n) and summarise it. */
