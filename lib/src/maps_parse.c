@@ -13,35 +13,50 @@
 
 #include "internal.h"
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+/*
+ * Digit value + 1 for 0-9, a-f, A-F; 0 for anything else. A table and no division:
+ * at 60k lines per listing the old per-digit overflow division dominated parsing.
+ */
+static const unsigned char hex_digit[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5,
+	['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
+	['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
 
-/* Parse digits in base 16 or 10 at *pp; at least one, no overflow of max. */
-static int parse_num(const char **pp, const char *end, unsigned int base, uint64_t max,
-		     uint64_t *out)
+/*
+ * Hex digits at *pp, at least one, value at most max. max must be 2^(4k) - 1
+ * (UINT32_MAX, UINT64_MAX): then v * 16 + d fits exactly when v <= max >> 4.
+ * (Eight digits at a time with bit tricks measured slower than this loop.)
+ */
+static inline int parse_hex(const char **pp, const char *end, uint64_t max, uint64_t *out)
 {
 	const char *p = *pp;
 	uint64_t v = 0;
-	int d;
+	unsigned int d;
 
-	if (p == end)
-		return -EINVAL;
-	for (; p < end; p++) {
-		d = hexval(*p);
-		if (d < 0 || (unsigned int)d >= base)
-			break;
-		if (v > (max - d) / base)
+	for (; p < end && (d = hex_digit[(unsigned char)*p]); p++) {
+		if (v > max >> 4)
 			return -EINVAL;
-		v = v * base + d;
+		v = v << 4 | (d - 1);
 	}
+	if (p == *pp)
+		return -EINVAL;
+	*pp = p;
+	*out = v;
+	return 0;
+}
+
+/* Decimal digits at *pp, at least one, no overflow of 64 bits. */
+static inline int parse_dec(const char **pp, const char *end, uint64_t *out)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+	unsigned int d;
+
+	for (; p < end && (d = (unsigned char)*p - '0') <= 9; p++)
+		if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, d, &v))
+			return -EINVAL;
 	if (p == *pp)
 		return -EINVAL;
 	*pp = p;
@@ -143,24 +158,23 @@ void mmext__vma_classify(struct mmext_vma *v)
 MMEXT_API int mmext_maps_parse_line(const char *line, size_t len, struct mmext_vma *vma)
 {
 	const char *p = line, *end;
-	struct mmext_vma v;
-	uint64_t major, minor;
+	uint64_t start, vend, offset, major, minor, inode;
+	uint32_t prot;
 
 	if (!line || !vma)
 		return -EINVAL;
 	end = line + len;
 	if (p < end && end[-1] == '\n')
 		end--;
-	memset(&v, 0, sizeof(v));
-	if (parse_num(&p, end, 16, UINT64_MAX, &v.start) || expect(&p, end, '-') ||
-	    parse_num(&p, end, 16, UINT64_MAX, &v.end) || expect(&p, end, ' ') ||
-	    parse_perms(&p, end, &v.prot) || expect(&p, end, ' ') ||
-	    parse_num(&p, end, 16, UINT64_MAX, &v.offset) || expect(&p, end, ' ') ||
-	    parse_num(&p, end, 16, UINT32_MAX, &major) || expect(&p, end, ':') ||
-	    parse_num(&p, end, 16, UINT32_MAX, &minor) ||
-	    expect(&p, end, ' ') || parse_num(&p, end, 10, UINT64_MAX, &v.inode))
+	if (parse_hex(&p, end, UINT64_MAX, &start) || expect(&p, end, '-') ||
+	    parse_hex(&p, end, UINT64_MAX, &vend) || expect(&p, end, ' ') ||
+	    parse_perms(&p, end, &prot) || expect(&p, end, ' ') ||
+	    parse_hex(&p, end, UINT64_MAX, &offset) || expect(&p, end, ' ') ||
+	    parse_hex(&p, end, UINT32_MAX, &major) || expect(&p, end, ':') ||
+	    parse_hex(&p, end, UINT32_MAX, &minor) ||
+	    expect(&p, end, ' ') || parse_dec(&p, end, &inode))
 		return -EINVAL;
-	if (v.start >= v.end)
+	if (start >= vend)
 		return -EINVAL;
 	if (p < end && *p != ' ')
 		return -EINVAL;
@@ -169,11 +183,22 @@ MMEXT_API int mmext_maps_parse_line(const char *line, size_t len, struct mmext_v
 	/* Lines are short next to 4 GiB; a longer one is not a maps line. */
 	if ((size_t)(end - p) > UINT32_MAX)
 		return -EINVAL;
-	v.dev_major = major;
-	v.dev_minor = minor;
-	v.name = p;
-	v.name_len = end - p;
-	mmext__vma_classify(&v);
-	*vma = v;
+	/*
+	 * Field by field into *vma (untouched on error): a struct built on the stack
+	 * and copied whole stalled on store forwarding, about a tenth of the time.
+	 */
+	vma->start = start;
+	vma->end = vend;
+	vma->offset = offset;
+	vma->inode = inode;
+	vma->dev_major = major;
+	vma->dev_minor = minor;
+	vma->prot = prot;
+	vma->name = p;
+	vma->name_len = end - p;
+	vma->build_id_len = 0;
+	vma->build_id = NULL;
+	memset(vma->__reserved, 0, sizeof(vma->__reserved));
+	mmext__vma_classify(vma);
 	return 0;
 }

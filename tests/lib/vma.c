@@ -529,6 +529,45 @@ TEST(parse_rejects_malformed_lines)
 	EXPECT_EQ(-EINVAL, mmext_maps_parse_line("1000-2000 rw-p 0 0:0 0", 22, NULL));
 }
 
+TEST(parse_number_limits)
+{
+	/* The largest values of each field, uppercase hex, leading zeros past 16 digits. */
+	static const char max[] = "FFFFFFFFFFFFFFFe-ffffffffffffffff rw-p FFFFFFFFFFFFFFFF "
+				  "ffffffff:FFFFFFFF 18446744073709551615";
+	static const char zeros[] = "00000000000000000001000-000000000000000000002000 r--p "
+				    "000000000000000000000 0000000000000:00000000000001 007 /x";
+	static const char *const over[] = {
+		"1000-2000 rw-p 00000000 00:00 18446744073709551616",
+		"1000-2000 rw-p 10000000000000000 00:00 0",
+		"1000-2000 rw-p 00000000 00:100000000 0",
+		"1000-2000 rw-p 00000000 123456789:00 0",
+		"1000-10000000000000000 rw-p 00000000 00:00 0",
+	};
+	struct mmext_vma v;
+	unsigned int i;
+
+	ASSERT_EQ(0, mmext_maps_parse_line(max, strlen(max), &v));
+	EXPECT_EQ(0xfffffffffffffffeULL, v.start);
+	EXPECT_EQ(UINT64_MAX, v.end);
+	EXPECT_EQ(UINT64_MAX, v.offset);
+	EXPECT_EQ(UINT32_MAX, v.dev_major);
+	EXPECT_EQ(UINT32_MAX, v.dev_minor);
+	EXPECT_EQ(UINT64_MAX, v.inode);
+	EXPECT_EQ(0, v.name_len);
+
+	ASSERT_EQ(0, mmext_maps_parse_line(zeros, strlen(zeros), &v));
+	EXPECT_EQ(0x1000, v.start);
+	EXPECT_EQ(0x2000, v.end);
+	EXPECT_EQ(0, v.offset);
+	EXPECT_EQ(1, v.dev_minor);
+	EXPECT_EQ(7, v.inode);
+	EXPECT_EQ(MMEXT_VMA_FILE, v.kind);
+
+	for (i = 0; i < sizeof(over) / sizeof(over[0]); i++)
+		EXPECT_EQ(-EINVAL, mmext_maps_parse_line(over[i], strlen(over[i]), &v))
+			TH_LOG("accepted over[%u]", i);
+}
+
 TEST(parse_respects_length)
 {
 	/* Only the first len bytes count: the name is cut there, not at the NUL. */
