@@ -34,6 +34,10 @@ struct row {
 	unsigned long count;		/* VMAs in a group */
 };
 
+/* Text rows collect here and go to stdout in big writes: see put_row_text(). */
+#define OUT_CAP		(256 * 1024)
+#define ROW_MAX		160	/* a row without its name */
+
 struct maps_state {
 	int rss, group, json;
 	pid_t pid;
@@ -41,61 +45,90 @@ struct maps_state {
 	struct row total;
 	struct row *rows;	/* --group only */
 	size_t nrows, cap;
+	char *out;		/* OUT_CAP bytes of text rows not yet on stdout */
+	size_t outlen;
 };
 
+static void out_flush(struct maps_state *s)
+{
+	if (s->outlen)
+		fwrite_unlocked(s->out, 1, s->outlen, stdout);
+	s->outlen = 0;
+}
+
+/* Hex, at least min digits, written from the last digit back. */
 static char *put_hex(char *p, uint64_t v, int min)
 {
-	char tmp[16];
-	int n = 0;
+	int n = (64 - __builtin_clzll(v | 1) + 3) / 4, i;
 
-	do {
-		tmp[n++] = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (v);
-	while (n < min)
-		tmp[n++] = '0';
-	while (n)
-		*p++ = tmp[--n];
-	return p;
+	if (n < min)
+		n = min;
+	for (i = n - 1; i >= 0; i--, v >>= 4)
+		p[i] = "0123456789abcdef"[v & 15];
+	return p + n;
 }
 
 /* Right-aligned decimal in width columns, after one space. */
 static char *put_dec(char *p, uint64_t v, int width)
 {
-	char tmp[24];
-	int n = 0;
+	char tmp[24], *t = tmp + sizeof(tmp);
+	int n;
 
 	do {
-		tmp[n++] = '0' + v % 10;
+		*--t = '0' + v % 10;
 		v /= 10;
 	} while (v);
+	n = tmp + sizeof(tmp) - t;
 	*p++ = ' ';
-	while (width-- > n)
+	for (; width > n; width--)
 		*p++ = ' ';
-	while (n)
-		*p++ = tmp[--n];
+	memcpy(p, t, n);
+	return p + n;
+}
+
+/* The name as cli_put_name() writes it: control bytes and backslashes as \ooo. */
+static char *put_name(char *p, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = name[i];
+
+		if (c < 0x20 || c == 0x7f || c == '\\') {
+			*p++ = '\\';
+			*p++ = '0' + (c >> 6);
+			*p++ = '0' + (c >> 3 & 7);
+			*p++ = '0' + (c & 7);
+		} else {
+			*p++ = c;
+		}
+	}
 	return p;
 }
 
 /*
- * One row. Formatted by hand into a buffer: at 60k VMAs printf's parsing of the
- * format string was most of the command's run time.
+ * One row, v's fields with r's usage and count. Formatted by hand into s->out: at
+ * 60k VMAs printf's parsing of the format string, then stdio's per-call costs, were
+ * most of the command's own time.
  */
-static void put_row_text(const struct maps_state *s, const struct row *r)
+static void put_row_text(struct maps_state *s, const struct mmext_vma *v, const struct row *r)
 {
-	char line[160], *p = line, *start;
-	size_t i;
+	/* Escaping makes a name up to 4 times longer; huge names go through stdio. */
+	int big = v->name_len > (OUT_CAP - ROW_MAX - 16) / 4;
+	char *p, *start;
 
+	if (big || OUT_CAP - s->outlen < ROW_MAX + 16 + 4 * (size_t)v->name_len)
+		out_flush(s);
+	p = start = s->out + s->outlen;
 	if (!s->group) {
-		start = p;
-		p = put_hex(p, r->v.start, 8);
+		p = put_hex(p, v->start, 8);
 		*p++ = '-';
-		p = put_hex(p, r->v.end, 8);
+		p = put_hex(p, v->end, 8);
 		while (p - start < 25)
 			*p++ = ' ';
-		p = put_dec(p, (r->v.end - r->v.start) >> 10, 9);
+		p = put_dec(p, (v->end - v->start) >> 10, 9);
 	} else {
-		p = put_dec(p, (r->v.end - r->v.start) >> 10, 8);
+		p = put_dec(p, (v->end - v->start) >> 10, 8);
 	}
 	if (s->rss) {
 		p = put_dec(p, r->rss >> 10, 8);
@@ -106,26 +139,26 @@ static void put_row_text(const struct maps_state *s, const struct row *r)
 		p = put_dec(p, r->count, 6);
 	} else {
 		*p++ = ' ';
-		cli_perms(&r->v, p);
+		cli_perms(v, p);
 		p += 4;
 	}
 	*p++ = ' ';
-	fwrite_unlocked(line, 1, p - line, stdout);
-	for (i = 0; i < r->v.name_len; i++) {
-		unsigned char c = r->v.name[i];
-
-		if (c < 0x20 || c == 0x7f || c == '\\')
-			break;
+	if (!v->name_len) {
+		memcpy(p, "[anon]", 6);
+		p += 6;
+	} else if (big) {
+		fwrite_unlocked(start, 1, p - start, stdout);
+		cli_put_name(stdout, v->name, v->name_len);
+		p = start;
+	} else {
+		p = put_name(p, v->name, v->name_len);
 	}
-	if (!r->v.name_len)
-		fputs_unlocked("[anon]", stdout);
-	else if (i == r->v.name_len)
-		fwrite_unlocked(r->v.name, 1, r->v.name_len, stdout);
-	else
-		cli_put_name(stdout, r->v.name, r->v.name_len);
-	if (r->v.flags & MMEXT_VMA_DELETED)
-		fputs_unlocked(" (deleted)", stdout);
-	putchar_unlocked('\n');
+	if (v->flags & MMEXT_VMA_DELETED) {
+		memcpy(p, " (deleted)", 10);
+		p += 10;
+	}
+	*p++ = '\n';
+	s->outlen = p - s->out;
 }
 
 static void put_rss_json(const struct maps_state *s, const struct row *r)
@@ -146,15 +179,18 @@ static int add_row(struct maps_state *s, const struct mmext_vma *v, uint64_t rss
 	s->total.pss += pss;
 	s->total.swap += swap;
 	if (!s->group) {
-		struct row r = { .v = *v, .rss = rss, .pss = pss, .swap = swap };
+		struct row r;	/* usage only: the VMA is v */
 
+		r.rss = rss;
+		r.pss = pss;
+		r.swap = swap;
 		if (s->json) {
 			fputs(s->nvmas > 1 ? ",{" : "{", stdout);
 			cli_put_json_vma(stdout, v);
 			put_rss_json(s, &r);
 			putchar('}');
 		} else {
-			put_row_text(s, &r);
+			put_row_text(s, v, &r);
 		}
 		return 0;
 	}
@@ -232,7 +268,7 @@ static void put_groups(struct maps_state *s)
 			put_rss_json(s, r);
 			putchar('}');
 		} else {
-			put_row_text(s, r);
+			put_row_text(s, &r->v, r);
 		}
 		free(r->name);
 	}
@@ -337,7 +373,7 @@ int cmd_maps(int argc, char **argv)
 	struct maps_state s = { 0 };
 	MMEXT_OPTS(mmext_maps_opts, mo);
 	struct mmext_maps *m;
-	static char obuf[1 << 16];
+	static char obuf[1 << 16], out[OUT_CAP];
 	int c, ret;
 
 	opterr = 0;
@@ -369,6 +405,7 @@ int cmd_maps(int argc, char **argv)
 	if (ret)
 		return cli_fail("maps", 0, "%s: %s", argv[optind], cli_pid_error(ret));
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
+	s.out = out;
 	if (s.json)
 		printf("{\"pid\":%d,\"%s\":[", s.pid ? (int)s.pid : (int)getpid(),
 		       s.group ? "groups" : "vmas");
@@ -382,6 +419,7 @@ int cmd_maps(int argc, char **argv)
 	mmext_maps_close(m);
 	if (!ret && s.group)
 		put_groups(&s);
+	out_flush(&s);
 	free(s.rows);
 	if (ret) {
 		fflush(stdout);
