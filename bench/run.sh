@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Reproduce every seed's benchmark table: host, stock 6.12 and patched 6.12, one report.
+#
+#   bench/run.sh [--quick] [--only SEED,...] [--out DIR] [--no-build]
+#   bench/run.sh --compare A/results.json B/results.json
+#
+# The work is in bench/runner.py (the report needs Python and matplotlib anyway); this
+# wrapper keeps the command the README shows. Debian's python3, whose matplotlib
+# scripts/deps.sh installs, not whichever python3 comes first in PATH.
+set -euo pipefail
+exec "${PYTHON:-/usr/bin/python3}" "$(dirname "$0")/runner.py" "$@"

@@ -1,0 +1,352 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Run the benchmark suites on the host and in stock and patched 6.12 guests, then
+write report.md, results.json and plots. Started by bench/run.sh; see its header."""
+
+import argparse
+import hashlib
+import importlib
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("MMEXT_BUILD", os.path.join(ROOT, "build"))
+TARGETS = ("host", "stock", "patched")
+GUEST_BENCH = "/mmext/bench"    # build/guest/bench as the guest sees it
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from suites import SUITES  # noqa: E402
+
+T0 = time.monotonic()
+
+
+def say(msg):
+    el = int(time.monotonic() - T0)
+    print(f">>> [{el // 60:2d}:{el % 60:02d}] {msg}", file=sys.stderr, flush=True)
+
+
+def sh(*cmd, **kw):
+    say("$ " + " ".join(cmd))
+    subprocess.run(cmd, check=True, cwd=ROOT, **kw)
+
+
+def out(*cmd):
+    try:
+        return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        return "unknown"
+
+
+def fmt_secs(s):
+    s = int(s)
+    return f"{s // 60} min {s % 60:02d} s" if s >= 60 else f"{s} s"
+
+
+class Parser:
+    """Collects "# bench {json}" lines, tagged with where they ran and for which suite."""
+
+    def __init__(self, target, records, quiet=False):
+        self.target, self.records, self.quiet = target, records, quiet
+        self.suite = self.label = None
+
+    def line(self, line):
+        if line.startswith("@@suite "):
+            _, self.suite, self.label = line.split(maxsplit=2)
+            if not self.quiet:
+                say(f"{self.target}: seed {self.suite}: {self.label}")
+            return
+        if line.startswith("# bench "):
+            if self.quiet is None:
+                return
+            try:
+                r = json.loads(line[len("# bench "):])
+            except json.JSONDecodeError:
+                say(f"{self.target}: unparsable result line: {line}")
+                return
+            r.update(target=self.target, suite=self.suite, label=self.label)
+            self.records.append(r)
+            return
+        # Progress: the benchmarks' own status lines and summaries, not the tables.
+        if self.quiet:
+            return
+        if line.startswith(("fork_named:", "# ", "ratio ")) or "unavailable" in line:
+            print(f"    {self.target}: {line}", file=sys.stderr, flush=True)
+
+
+def guest_script(suites, mode, target):
+    lines = ["# SPDX-License-Identifier: GPL-2.0",
+             "# Written by bench/runner.py for one guest boot.", f"cd {GUEST_BENCH}"]
+    for s in suites:
+        for label, argv in s.runs(mode, target):
+            lines.append(f"echo @@suite {s.SEED} {shlex.quote(label)}")
+            lines.append("./" + " ".join(shlex.quote(a) for a in argv) + " || true")
+    return "\n".join(lines) + "\n"
+
+
+def run_host(suites, mode, records):
+    p = Parser("host", records)
+    for s in suites:
+        for label, argv in s.runs(mode, "host"):
+            p.line(f"@@suite {s.SEED} {label}")
+            cmd = [os.path.join(BUILD, "bench", argv[0])] + argv[1:]
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    text=True)
+            for line in proc.stdout:
+                p.line(line.rstrip("\n"))
+            if proc.wait():
+                say(f"host: {argv[0]} exited {proc.returncode}")
+
+
+def run_guest(suites, mode, target, records, est):
+    path = os.path.join(BUILD, "guest", "bench", f"run-{target}.sh")
+    with open(path, "w") as f:
+        f.write(guest_script(suites, mode, target))
+    mem = max((getattr(s, "guest_mem", lambda m: 3)(mode) for s in suites), default=3)
+    logdir = os.path.join(BUILD, "logs", f"bench-{target}")
+    # Generous: a shared 2-core machine can be several times slower than the estimate.
+    timeout = int(est * 4 + 300)
+    cmd = [os.path.join(ROOT, "scripts", "vm.sh"), "-k", target, "-t", str(timeout),
+           "-m", f"{mem}G", "-l", logdir, "--", "bash", f"{GUEST_BENCH}/run-{target}.sh"]
+    say(f"booting {target} ({mem} GiB, timeout {timeout} s); console: {logdir}/console.log")
+    # Live: progress only (quiet=None); the results come from output.log below.
+    p = Parser(target, records, quiet=None)
+    # The console (boot log, tables) goes to a file; only progress lines are shown.
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, errors="replace")
+    for line in proc.stdout:
+        line = line.rstrip("\r\n")
+        if line.startswith((">>>", "error:")):
+            print(f"    {line}", file=sys.stderr, flush=True)
+        elif line.startswith("@@suite "):
+            p.line(line)
+        elif p.suite and not line.startswith("# bench "):
+            p.line(line)
+    rc = proc.wait()
+    # The results come from output.log (the guest's second serial port), which the
+    # console's interleaved kernel messages cannot garble.
+    p = Parser(target, records, quiet=True)
+    try:
+        with open(os.path.join(logdir, "output.log"), errors="replace") as f:
+            for line in f:
+                p.line(line.rstrip("\n"))
+    except FileNotFoundError:
+        pass
+    if rc:
+        say(f"{target}: vm.sh exited {rc} (see {logdir}); keeping what was measured")
+    return rc
+
+
+def sha256(path):
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return "unknown"
+
+
+def host_cpu():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def metadata(mode, records):
+    accel = os.environ.get("MMEXT_ACCEL") or out("cat", os.path.join(BUILD, "accel"))
+    meta = {
+        "mode": mode,
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "host": {"cpu": host_cpu(), "cpus": os.cpu_count(), "kernel": platform.release()},
+        "accel": accel,
+        "guest": {"vcpus": 2},
+        "repo_commit": out("git", "rev-parse", "HEAD"),
+        "repo_dirty": out("git", "status", "--porcelain", "--untracked-files=no") != "",
+        "queue_commit": out("git", "-C", os.path.join(BUILD, "linux"), "rev-parse", "HEAD"),
+        "base_commit": out("git", "-C", os.path.join(BUILD, "linux"), "rev-parse",
+                           "mmext-base"),
+        "kernels": {},
+    }
+    for v in ("stock", "patched"):
+        rel = {r["kernel"] for r in records if r["target"] == v and "kernel" in r}
+        cpu = {r["cpu"] for r in records if r["target"] == v and "cpu" in r}
+        meta["kernels"][v] = {
+            "release": ", ".join(sorted(rel)) or "not run",
+            "guest_cpu": ", ".join(sorted(cpu)) or "unknown",
+            "config_sha256": sha256(os.path.join(BUILD, "out", v, ".config")),
+        }
+    return meta
+
+
+class Context:
+    """What a suite's report() gets: its records, the metadata and a plot helper."""
+
+    def __init__(self, outdir, meta, records, suite):
+        self.outdir, self.meta, self.mode = outdir, meta, meta["mode"]
+        self.records = [r for r in records if r.get("suite") == suite]
+
+    def find(self, **want):
+        return [r for r in self.records if all(r.get(k) == v for k, v in want.items())]
+
+    def one(self, **want):
+        got = self.find(**want)
+        return got[-1] if got else None
+
+    def plot(self, fig, name, alt):
+        fig.savefig(os.path.join(self.outdir, name), dpi=110, bbox_inches="tight")
+        import matplotlib.pyplot as plt
+        plt.close(fig)
+        return f"![{alt}]({name})"
+
+
+def write_report(outdir, meta, records, suites):
+    import matplotlib
+    matplotlib.use("Agg")
+    m = meta
+    md = [
+        "<!-- SPDX-License-Identifier: GPL-2.0 -->",
+        f"# mmext benchmark report ({m['mode']} mode)",
+        "",
+        f"Generated by `bench/run.sh{' --quick' if m['mode'] == 'quick' else ''}` on "
+        f"{m['date']}; raw results in `results.json` (compare two with "
+        "`bench/run.sh --compare A.json B.json`).",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| host CPU | {m['host']['cpu']} ({m['host']['cpus']} CPUs) |",
+        f"| host kernel | {m['host']['kernel']} |",
+        f"| guests | QEMU, {m['accel'].upper()}, {m['guest']['vcpus']} vCPUs, "
+        f"{m['guest'].get('mem_gib', '?')} GiB |",
+    ]
+    for v, k in m["kernels"].items():
+        md.append(f"| {v} kernel | {k['release']}, config sha256 `{k['config_sha256'][:16]}…`"
+                  f", guest CPU {k['guest_cpu']} |")
+    md += [
+        f"| queue commit (build/linux HEAD) | `{m['queue_commit']}` (base "
+        f"`{m['base_commit'][:12]}`) |",
+        f"| repo commit | `{m['repo_commit']}`{' + uncommitted changes' if m['repo_dirty'] else ''} |",
+        f"| wall time | {fmt_secs(m.get('seconds', 0))} (estimated {fmt_secs(m.get('estimate', 0))}) |",
+        "",
+    ]
+    if m["accel"] != "kvm":
+        md += ["**The guests run under TCG** (QEMU's binary translator, no hardware "
+               "virtualisation): every kernel entry, page fault and TLB flush is emulated, "
+               "so absolute times are tens of times those of real hardware. Read the guest "
+               "figures as ratios (named/unnamed, patched/stock, backend/backend), which "
+               "TCG distorts far less; the host rows run at native speed.", ""]
+    for s in suites:
+        ctx = Context(outdir, meta, records, s.SEED)
+        md.append(f"## Seed {s.SEED}: {s.TITLE}")
+        md.append("")
+        try:
+            md.append(s.report(ctx))
+        except Exception as e:  # one broken section must not cost the others
+            md.append(f"(report section failed: {e!r})")
+        md.append("")
+    with open(os.path.join(outdir, "report.md"), "w") as f:
+        f.write("\n".join(md))
+
+
+def key(r):
+    return tuple(str(r.get(k, "")) for k in
+                 ("target", "bench", "group", "case", "backend", "vmas", "pages", "dirty_pct"))
+
+
+def compare(a_path, b_path):
+    a, b = (json.load(open(p)) for p in (a_path, b_path))
+    am = {key(r): r for r in a["records"] if "median" in r}
+    print(f"# A: {a_path} ({a['meta']['date']}, {a['meta']['mode']}, repo "
+          f"{a['meta']['repo_commit'][:12]})")
+    print(f"# B: {b_path} ({b['meta']['date']}, {b['meta']['mode']}, repo "
+          f"{b['meta']['repo_commit'][:12]})")
+    print(f"{'TARGET':8} {'BENCH':11} {'CASE':40} {'A median':>12} {'B median':>12} "
+          f"{'B/A':>7}")
+    n = 0
+    for r in b["records"]:
+        o = am.get(key(r))
+        if "median" not in r or not o or not o["median"]:
+            continue
+        what = " ".join(str(r.get(k)) for k in ("case", "backend") if r.get(k))
+        for k in ("vmas", "pages"):
+            if k in r:
+                what += f" {k}={r[k]}"
+        print(f"{r['target']:8} {r['bench']:11} {what:40} {o['median']:12.4g} "
+              f"{r['median']:12.4g} {r['median'] / o['median']:7.3f}")
+        n += 1
+    print(f"# {n} results in both; B/A > 1: B slower")
+    return 0 if n else 1
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="bench/run.sh", description=__doc__)
+    ap.add_argument("--quick", action="store_true", help="fewer runs; under 10 minutes")
+    ap.add_argument("--only", help="comma-separated seeds (000,004)")
+    ap.add_argument("--targets", default=",".join(TARGETS), help="host,stock,patched")
+    ap.add_argument("--out", default=os.path.join(BUILD, "report"))
+    ap.add_argument("--no-build", action="store_true", help="use what is built")
+    ap.add_argument("--compare", nargs=2, metavar=("A.json", "B.json"))
+    args = ap.parse_args()
+    if args.compare:
+        return compare(*args.compare)
+
+    mode = "quick" if args.quick else "full"
+    suites = [importlib.import_module("suites." + n) for n in SUITES]
+    if args.only:
+        want = set(args.only.split(","))
+        suites = [s for s in suites if s.SEED in want]
+    targets = [t for t in TARGETS if t in args.targets.split(",")]
+    est = {t: sum(s.estimate(mode, t) for s in suites if t in s.TARGETS) for t in targets}
+    guest_boot = 40   # initramfs, boot and shutdown under TCG on a busy machine
+    total = sum(est.values()) + guest_boot * sum(t != "host" for t in targets)
+    say(f"{mode} mode, seeds {', '.join(s.SEED for s in suites)} on {', '.join(targets)}: "
+        f"estimated {fmt_secs(total)} of measuring, plus any building")
+
+    if not args.no_build:
+        sh("scripts/deps.sh")
+        sh("scripts/kernel.sh", "prepare")
+        for v in ("stock", "patched"):
+            if v in targets:
+                sh("scripts/kernel.sh", "build", v)
+        # The guest payload's tests and tools too: the initramfs packs build/guest whole.
+        sh("make", "-s", "-C", "bench", "guest")
+
+    os.makedirs(args.out, exist_ok=True)
+    records, seconds, status = [], {}, 0
+    t_meas = time.monotonic()
+    for t in targets:
+        ts = [s for s in suites if t in s.TARGETS]
+        if not ts:
+            continue
+        t1 = time.monotonic()
+        if t == "host":
+            run_host(ts, mode, records)
+        else:
+            status |= run_guest(ts, mode, t, records, est[t])
+        seconds[t] = time.monotonic() - t1
+        say(f"{t} done in {fmt_secs(seconds[t])} (estimated {fmt_secs(est[t])})")
+
+    meta = metadata(mode, records)
+    meta["guest"]["mem_gib"] = max((getattr(s, "guest_mem", lambda m: 3)(mode)
+                                    for s in suites), default=3)
+    meta["seconds"] = time.monotonic() - T0
+    meta["measure_seconds"] = time.monotonic() - t_meas
+    meta["estimate"] = total
+    meta["target_seconds"] = seconds
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump({"meta": meta, "records": records}, f, indent=1)
+    write_report(args.out, meta, records, suites)
+    say(f"report: {args.out}/report.md ({len(records)} results); took "
+        f"{fmt_secs(meta['seconds'])}, estimated {fmt_secs(total)} of measuring")
+    return 1 if status else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
