@@ -68,22 +68,28 @@ static char *put_hex(char *p, uint64_t v, int min)
 	return p + n;
 }
 
-/* Right-aligned decimal in width columns, after one space. */
+/*
+ * One space, then v right-aligned in width (at most 15) columns. Spaces are stored
+ * 16 at once and digits written from the right: no memset/memcpy calls per field.
+ */
 static char *put_dec(char *p, uint64_t v, int width)
 {
-	char tmp[24], *t = tmp + sizeof(tmp);
-	int n;
+	uint64_t t = v;
+	int n = 1;
+	char *end;
 
+	while (t >= 10) {
+		t /= 10;
+		n++;
+	}
+	memcpy(p, "                ", 16);
+	end = p + 1 + (n > width ? n : width);
+	p = end;
 	do {
-		*--t = '0' + v % 10;
+		*--p = '0' + v % 10;
 		v /= 10;
 	} while (v);
-	n = tmp + sizeof(tmp) - t;
-	*p++ = ' ';
-	for (; width > n; width--)
-		*p++ = ' ';
-	memcpy(p, t, n);
-	return p + n;
+	return end;
 }
 
 /* The name as cli_put_name() writes it: control bytes and backslashes as \ooo. */
@@ -138,9 +144,12 @@ static void put_row_text(struct maps_state *s, const struct mmext_vma *v, const 
 	if (s->group) {
 		p = put_dec(p, r->count, 6);
 	} else {
-		*p++ = ' ';
-		cli_perms(v, p);
-		p += 4;
+		p[0] = ' ';
+		p[1] = v->prot & MMEXT_VMA_READ ? 'r' : '-';
+		p[2] = v->prot & MMEXT_VMA_WRITE ? 'w' : '-';
+		p[3] = v->prot & MMEXT_VMA_EXEC ? 'x' : '-';
+		p[4] = v->prot & MMEXT_VMA_SHARED ? 's' : 'p';
+		p += 5;
 	}
 	*p++ = ' ';
 	if (!v->name_len) {
