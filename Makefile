@@ -13,6 +13,11 @@ demo:
 check:
 	tests/run.sh
 
+# Every seed's benchmark on the host and in stock and patched guests: build/report/.
+# BENCH_ARGS=--quick for the under-10-minute run.
+bench:
+	bench/run.sh $(BENCH_ARGS)
+
 # Feature tests and guest payload only (needs the patched kernel's uapi headers).
 tests:
 	$(MAKE) -C tests
@@ -33,4 +38,4 @@ import-queue:
 clean:
 	$(MAKE) -C tests clean
 
-.PHONY: all demo check tests kernel export-queue import-queue clean
+.PHONY: all demo check bench tests kernel export-queue import-queue clean

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # Reproduce every seed's benchmark table: host, stock 6.12 and patched 6.12, one report.
 #
-#   bench/run.sh [--quick] [--only SEED,...] [--out DIR] [--no-build]
+#   bench/run.sh [--quick] [--only SEED,...] [--targets host,stock,patched] [--out DIR]
+#                [--no-build]
 #   bench/run.sh --compare A/results.json B/results.json
+#   bench/run.sh --report-only [--out DIR]     (report.md again from DIR/results.json)
 #
 # The work is in bench/runner.py (the report needs Python and matplotlib anyway); this
 # wrapper keeps the command the README shows. Debian's python3, whose matplotlib

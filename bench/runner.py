@@ -74,7 +74,7 @@ class Parser:
         # Progress: the benchmarks' own status lines and summaries, not the tables.
         if self.quiet:
             return
-        if line.startswith(("fork_named:", "# ", "ratio ")) or "unavailable" in line:
+        if line.startswith(("fork_named:", "# ")) or "unavailable" in line:
             print(f"    {self.target}: {line}", file=sys.stderr, flush=True)
 
 
@@ -293,9 +293,18 @@ def main():
     ap.add_argument("--out", default=os.path.join(BUILD, "report"))
     ap.add_argument("--no-build", action="store_true", help="use what is built")
     ap.add_argument("--compare", nargs=2, metavar=("A.json", "B.json"))
+    ap.add_argument("--report-only", action="store_true",
+                    help="rewrite report.md and plots from OUT/results.json")
     args = ap.parse_args()
     if args.compare:
         return compare(*args.compare)
+    if args.report_only:
+        with open(os.path.join(args.out, "results.json")) as f:
+            res = json.load(f)
+        suites = [importlib.import_module("suites." + n) for n in SUITES]
+        write_report(args.out, res["meta"], res["records"], suites)
+        say(f"report: {args.out}/report.md")
+        return 0
 
     mode = "quick" if args.quick else "full"
     suites = [importlib.import_module("suites." + n) for n in SUITES]
