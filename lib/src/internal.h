@@ -39,6 +39,15 @@ int mmext__open_proc(pid_t pid, const char *name, int flags);
 /* A userfaultfd with the given features, user-mode only, or via /dev/userfaultfd. */
 int mmext__uffd_open(uint64_t features);
 
+/*
+ * Parse the maps line at line, which ends at the first newline before end (the
+ * end of a reader's buffer, so a line is found and parsed in one pass). 0 with
+ * *next past the newline; -EAGAIN if no newline comes before end; -EINVAL for a
+ * malformed line. Fills *vma as mmext_maps_parse_line() does, only on success.
+ */
+int mmext__maps_parse_next(const char *line, const char *end, struct mmext_vma *vma,
+			   const char **next);
+
 /* Set kind, flags and anon_name from name, name_len and inode. */
 void mmext__vma_classify(struct mmext_vma *v);
 

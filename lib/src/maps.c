@@ -45,51 +45,35 @@ static void cursor_reset(struct text_cursor *c)
 		lseek(c->fd, 0, SEEK_SET);
 }
 
-/* Next line, NUL-terminated in place (newline dropped); 1, 0 at EOF, or -errno. */
-static int cursor_line(struct text_cursor *c, char **line, size_t *len)
+/* Keep the unread tail and read more after it; 0 or -errno (eof set at the end). */
+static int cursor_fill(struct text_cursor *c)
 {
-	char *nl;
 	ssize_t n;
 
-	for (;;) {
-		/* No buffer yet before the first read: memchr(NULL, ...) is undefined. */
-		nl = c->len > c->pos ? memchr(c->buf + c->pos, '\n', c->len - c->pos) : NULL;
-		if (nl || (c->eof && c->pos < c->len)) {
-			char *start = c->buf + c->pos;
-			size_t l = nl ? (size_t)(nl - start) : c->len - c->pos;
-
-			start[l] = '\0';	/* cap > len always leaves room */
-			c->pos += l + (nl ? 1 : 0);
-			*line = start;
-			*len = l;
-			return 1;
-		}
-		if (c->eof)
-			return 0;
-		if (c->pos) {
-			memmove(c->buf, c->buf + c->pos, c->len - c->pos);
-			c->len -= c->pos;
-			c->pos = 0;
-		}
-		if (c->cap - c->len < TEXT_CHUNK + 1) {
-			/* A line longer than the buffer: grow rather than truncate. */
-			size_t cap = c->cap ? c->cap * 2 : TEXT_CHUNK * 2;
-			char *b = realloc(c->buf, cap);
-
-			if (!b)
-				return -ENOMEM;
-			c->buf = b;
-			c->cap = cap;
-		}
-		n = read(c->fd, c->buf + c->len, c->cap - c->len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (!n)
-			c->eof = true;
-		c->len += n;
+	if (c->pos) {
+		memmove(c->buf, c->buf + c->pos, c->len - c->pos);
+		c->len -= c->pos;
+		c->pos = 0;
 	}
+	if (c->cap - c->len < TEXT_CHUNK + 1) {
+		/* A line longer than the buffer: grow rather than truncate. */
+		size_t cap = c->cap ? c->cap * 2 : TEXT_CHUNK * 2;
+		char *b = realloc(c->buf, cap);
+
+		if (!b)
+			return -ENOMEM;
+		c->buf = b;
+		c->cap = cap;
+	}
+	do
+		n = read(c->fd, c->buf + c->len, c->cap - c->len - 1);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (!n)
+		c->eof = true;
+	c->len += n;
+	return 0;
 }
 
 static int open_maps_fd(pid_t pid)
@@ -97,10 +81,14 @@ static int open_maps_fd(pid_t pid)
 	return mmext__open_proc(pid, "maps", O_RDONLY);
 }
 
+/*
+ * The next VMA of the text, its name NUL-terminated in place: 1, 0 at the end, or
+ * -errno. Lines are found and parsed in one pass over the buffer.
+ */
 static int text_next(struct mmext_maps *m, struct text_cursor *c, struct mmext_vma *vma)
 {
-	char *line = NULL;
-	size_t len = 0;
+	const char *next;
+	char *line;
 	int ret;
 
 	if (c->fd < 0) {
@@ -108,12 +96,31 @@ static int text_next(struct mmext_maps *m, struct text_cursor *c, struct mmext_v
 		if (c->fd < 0)
 			return c->fd;
 	}
-	ret = cursor_line(c, &line, &len);
-	if (ret <= 0)
-		return ret;
-	ret = mmext_maps_parse_line(line, len, vma);
-	if (ret)
-		return -EIO;	/* the kernel wrote something we do not understand */
+	for (;;) {
+		line = c->buf + c->pos;
+		if (c->pos < c->len) {
+			ret = mmext__maps_parse_next(line, c->buf + c->len, vma, &next);
+			if (!ret) {
+				c->pos = next - c->buf;
+				break;
+			}
+			if (ret != -EAGAIN)
+				return -EIO;	/* the kernel wrote something we do not understand */
+			if (c->eof) {
+				/* A last line without a newline. */
+				if (mmext_maps_parse_line(line, c->len - c->pos, vma))
+					return -EIO;
+				c->pos = c->len;
+				break;
+			}
+		} else if (c->eof) {
+			return 0;
+		}
+		ret = cursor_fill(c);
+		if (ret)
+			return ret;
+	}
+	/* cap > len always leaves room after a last line. */
 	line[vma->name - line + vma->name_len] = '\0';
 	return 1;
 }

@@ -348,6 +348,71 @@ TEST(text_and_ioctl_agree)
 	mmext_maps_close(mi);
 }
 
+/* The i-th memfd name of text_listing_across_reads: 0 to 239 bytes of padding. */
+static void long_name(char *buf, size_t size, const char *prefix, int i)
+{
+	char pad[240];
+
+	memset(pad, 'x', sizeof(pad));
+	snprintf(buf, size, "%sn%d %.*s", prefix, i, 37 * i % 240, pad);
+}
+
+/*
+ * Thousands of lines, some with long names of varied lengths, so that lines are
+ * cut at every kind of place by the reader's reads: each VMA still comes out whole.
+ */
+TEST(text_listing_across_reads)
+{
+	MMEXT_OPTS(mmext_maps_opts, o, .backend = MMEXT_MAPS_TEXT);
+	enum { PAGES = 3000, NAMED = 40 };
+	size_t psz = t_psz();
+	char *area, *named[NAMED], name[256];
+	struct mmext_maps *m;
+	struct mmext_vma v;
+	int i, fd, ret, ours = 0, names = 0;
+
+	area = t_map(PAGES * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
+	ASSERT_NE(NULL, area);
+	for (i = 1; i < PAGES; i += 2)
+		ASSERT_EQ(0, mprotect(area + i * psz, psz, PROT_READ));
+	for (i = 0; i < NAMED; i++) {
+		/* memfd names: up to 249 bytes, shown as "/memfd:NAME (deleted)". */
+		long_name(name, sizeof(name), "", i);
+		fd = memfd_create(name, 0);
+		ASSERT_GE(fd, 0);
+		ASSERT_EQ(0, ftruncate(fd, psz));
+		named[i] = mmap(NULL, psz, PROT_READ, MAP_SHARED, fd, 0);
+		close(fd);
+		ASSERT_NE(MAP_FAILED, named[i]);
+	}
+	ASSERT_EQ(0, mmext_maps_open(0, &o, &m));
+	while ((ret = mmext_maps_next(m, &v)) == 1) {
+		ASSERT_EQ(strlen(v.name), v.name_len);
+		if (v.start >= (uintptr_t)area && v.end <= (uintptr_t)area + PAGES * psz) {
+			i = (v.start - (uintptr_t)area) / psz;
+			EXPECT_EQ(psz, v.end - v.start);
+			EXPECT_EQ(i % 2 ? MMEXT_VMA_READ : MMEXT_VMA_READ | MMEXT_VMA_WRITE, v.prot);
+			ours++;
+		}
+		for (i = 0; i < NAMED; i++) {
+			if (v.start != (uintptr_t)named[i])
+				continue;
+			long_name(name, sizeof(name), "/memfd:", i);
+			EXPECT_STREQ(name, v.name);
+			EXPECT_EQ(MMEXT_VMA_FILE, v.kind);
+			EXPECT_EQ(MMEXT_VMA_DELETED, v.flags);
+			names++;
+		}
+	}
+	EXPECT_EQ(0, ret);
+	EXPECT_EQ(PAGES, ours);
+	EXPECT_EQ(NAMED, names);
+	mmext_maps_close(m);
+	for (i = 0; i < NAMED; i++)
+		munmap(named[i], psz);
+	munmap(area, PAGES * psz);
+}
+
 /* The GNU build ID of this program, from its own program headers. */
 static int own_build_id(struct dl_phdr_info *info, size_t size, void *data)
 {
