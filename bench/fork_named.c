@@ -21,23 +21,25 @@
 
 static const char usage[] =
 	"Usage: fork_named [--runs N] [--json FILE] [--vmas N] [--pages P] [--warmup W]\n"
-	"                  [--blocks B] [--cpu C]\n"
+	"                  [--blocks B] [--cpu C] [--rt 0|1]\n"
 	"Time fork() of a process with N anonymous VMAs (default 64000), unnamed and named,\n"
 	"each VMA holding P pages of random data (default 0: unpopulated). N forks per case\n"
 	"(--runs, default 200) in B blocks per case (default 2), W untimed forks before each\n"
-	"block (default 3), the process pinned to CPU C (default 0; -1: not pinned).\n";
+	"block (default 3), the process pinned to CPU C (default 0; -1: not pinned), the\n"
+	"parent SCHED_FIFO so the child cannot run before fork() returns (--rt 0: not).\n";
 
-enum { O_VMAS = 256, O_PAGES, O_WARMUP, O_BLOCKS, O_CPU };
+enum { O_VMAS = 256, O_PAGES, O_WARMUP, O_BLOCKS, O_CPU, O_RT };
 static const struct option extra_opts[] = {
 	{ "vmas", required_argument, NULL, O_VMAS },
 	{ "pages", required_argument, NULL, O_PAGES },
 	{ "warmup", required_argument, NULL, O_WARMUP },
 	{ "blocks", required_argument, NULL, O_BLOCKS },
 	{ "cpu", required_argument, NULL, O_CPU },
+	{ "rt", required_argument, NULL, O_RT },
 	{ 0 }
 };
 
-static long nvmas = 64000, npages, warmup = 3, blocks = 2, cpu;
+static long nvmas = 64000, npages, warmup = 3, blocks = 2, cpu, rt = 1;
 static size_t psz;
 
 static int parse_opt(int val, const char *arg)
@@ -53,6 +55,7 @@ static int parse_opt(int val, const char *arg)
 	case O_WARMUP: warmup = v; return v < 0 ? -1 : 0;
 	case O_BLOCKS: blocks = v; return v < 1 || v > 1000 ? -1 : 0;
 	case O_CPU: cpu = v; return v < -1 ? -1 : 0;
+	case O_RT: rt = v; return v < 0 || v > 1 ? -1 : 0;
 	}
 	return -1;
 }
@@ -146,6 +149,21 @@ int main(int argc, char **argv)
 			fprintf(stderr, "fork_named: cannot pin to CPU %ld: %s\n", cpu,
 				strerror(errno));
 	}
+	/*
+	 * A new child on the parent's CPU may run before the parent returns from fork(),
+	 * and its exit (unmapping every VMA) would be timed as fork. The parent runs
+	 * SCHED_FIFO and the child, by SCHED_RESET_ON_FORK, as normal: the child waits
+	 * until the parent sleeps in waitpid(). Also keeps other work off the CPU.
+	 */
+	if (rt) {
+		struct sched_param sp = { .sched_priority = 1 };
+
+		if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp)) {
+			fprintf(stderr, "fork_named: cannot run SCHED_FIFO (%s); the child may "
+				"run first\n", strerror(errno));
+			rt = 0;
+		}
+	}
 
 	/* One mapping split into VMAs of max(P, 1) pages by alternating protection. */
 	vsz = (npages ? npages : 1) * psz;
@@ -176,8 +194,8 @@ int main(int argc, char **argv)
 		bench_json(json);
 	}
 	printf("# %ld VMAs of %ld populated pages (%d lines in maps), %d forks per case in "
-	       "%ld blocks, %ld warm-up forks per block, CPU %ld\n", nvmas, npages, maps, runs,
-	       blocks, warmup, cpu);
+	       "%ld blocks, %ld warm-up forks per block, CPU %ld, %s\n", nvmas, npages, maps,
+	       runs, blocks, warmup, cpu, rt ? "SCHED_FIFO" : "SCHED_OTHER");
 
 	t[0] = calloc(runs, sizeof(double));
 	t[1] = calloc(runs, sizeof(double));
@@ -213,8 +231,8 @@ int main(int argc, char **argv)
 		s = bench_stats(t[k], n[k]);
 		med[k] = s.median;
 		snprintf(extra, sizeof(extra), "\"vmas\":%ld,\"pages\":%ld,\"maps\":%d,"
-			 "\"mean\":%.6g,\"blocks\":%ld,\"warmup\":%ld,\"cpu\":%ld", nvmas, npages,
-			 maps, mean[k], blocks, warmup, cpu);
+			 "\"mean\":%.6g,\"blocks\":%ld,\"warmup\":%ld,\"cpu\":%ld,\"rt\":%ld", nvmas,
+			 npages, maps, mean[k], blocks, warmup, cpu, rt);
 		bench_result("fork", cname[k], "fork", extra, "ms", &s);
 	}
 	if (n[0] && n[1]) {

@@ -176,8 +176,9 @@ def metadata(mode, records):
         "kernels": {},
     }
     for v in ("stock", "patched"):
-        rel = {r["kernel"] for r in records if r["target"] == v and "kernel" in r}
-        cpu = {r["cpu"] for r in records if r["target"] == v and "cpu" in r}
+        mach = [r for r in records if r["target"] == v and r.get("case") == "machine"]
+        rel = {str(r.get("kernel")) for r in mach}
+        cpu = {str(r.get("cpu")) for r in mach}
         meta["kernels"][v] = {
             "release": ", ".join(sorted(rel)) or "not run",
             "guest_cpu": ", ".join(sorted(cpu)) or "unknown",
@@ -342,6 +343,9 @@ def main():
         seconds[t] = time.monotonic() - t1
         say(f"{t} done in {fmt_secs(seconds[t])} (estimated {fmt_secs(est[t])})")
 
+    # Raw results first: a failure below must not lose an hour of measuring.
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump({"meta": {"mode": mode}, "records": records}, f, indent=1)
     meta = metadata(mode, records)
     meta["guest"]["mem_gib"] = max((getattr(s, "guest_mem", lambda m: 3)(mode)
                                     for s in suites), default=3)
