@@ -149,6 +149,21 @@ def sha256(path):
         return "unknown"
 
 
+# Options that slow the kernel down; the test kernels carry some, and a reader of
+# absolute numbers must know.
+SLOW_OPTIONS = ("PROVE_LOCKING", "LOCKDEP", "DEBUG_VM", "KASAN", "DEBUG_LIST",
+                "DEBUG_ATOMIC_SLEEP", "DEBUG_KMEMLEAK", "SLUB_DEBUG_ON", "DEBUG_PAGEALLOC")
+
+
+def debug_options(path):
+    try:
+        with open(path) as f:
+            on = {line.split("=")[0][7:] for line in f if line.endswith("=y\n")}
+    except OSError:
+        return []
+    return [o for o in SLOW_OPTIONS if o in on]
+
+
 def host_cpu():
     try:
         with open("/proc/cpuinfo") as f:
@@ -183,6 +198,7 @@ def metadata(mode, records):
             "release": ", ".join(sorted(rel)) or "not run",
             "guest_cpu": ", ".join(sorted(cpu)) or "unknown",
             "config_sha256": sha256(os.path.join(BUILD, "out", v, ".config")),
+            "debug_options": debug_options(os.path.join(BUILD, "out", v, ".config")),
         }
     return meta
 
@@ -228,8 +244,9 @@ def write_report(outdir, meta, records, suites):
         f"{m['guest'].get('mem_gib', '?')} GiB |",
     ]
     for v, k in m["kernels"].items():
+        dbg = ", ".join(k.get("debug_options", [])) or "none"
         md.append(f"| {v} kernel | {k['release']}, config sha256 `{k['config_sha256'][:16]}…`"
-                  f", guest CPU {k['guest_cpu']} |")
+                  f", guest CPU {k['guest_cpu']}; debug options: {dbg} |")
     md += [
         f"| queue commit (build/linux HEAD) | `{m['queue_commit']}` (base "
         f"`{m['base_commit'][:12]}`) |",
@@ -243,6 +260,10 @@ def write_report(outdir, meta, records, suites):
                "so absolute times are tens of times those of real hardware. Read the guest "
                "figures as ratios (named/unnamed, patched/stock, backend/backend), which "
                "TCG distorts far less; the host rows run at native speed.", ""]
+    if any(k.get("debug_options") for k in m["kernels"].values()):
+        md += ["The guest kernels are the test kernels, built with the debug options listed "
+               "above (lockdep and `DEBUG_VM` checks run on every lock and VMA operation): "
+               "one more reason to compare ratios, not absolute times.", ""]
     for s in suites:
         ctx = Context(outdir, meta, records, s.SEED)
         md.append(f"## Seed {s.SEED}: {s.TITLE}")
@@ -303,6 +324,10 @@ def main():
         with open(os.path.join(args.out, "results.json")) as f:
             res = json.load(f)
         suites = [importlib.import_module("suites." + n) for n in SUITES]
+        for v, k in res["meta"].get("kernels", {}).items():
+            # Older results lack it; the build tree's config is the best guess.
+            k.setdefault("debug_options",
+                         debug_options(os.path.join(BUILD, "out", v, ".config")))
         write_report(args.out, res["meta"], res["records"], suites)
         say(f"report: {args.out}/report.md")
         return 0
