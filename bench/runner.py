@@ -164,6 +164,14 @@ def debug_options(path):
     return [o for o in SLOW_OPTIONS if o in on]
 
 
+def queue_kernel_files():
+    """Files the queue changes outside tools/ and Documentation/: with none, stock and
+    patched run the same kernel code and their difference is the noise floor."""
+    names = out("git", "-C", os.path.join(BUILD, "linux"), "diff", "--name-only",
+                "mmext-base", "HEAD", "--", ".", ":!tools", ":!Documentation")
+    return None if names == "unknown" else len(names.split())
+
+
 def host_cpu():
     try:
         with open("/proc/cpuinfo") as f:
@@ -189,6 +197,7 @@ def metadata(mode, records):
         "base_commit": out("git", "-C", os.path.join(BUILD, "linux"), "rev-parse",
                            "mmext-base"),
         "kernels": {},
+        "queue_kernel_files": queue_kernel_files(),
     }
     for v in ("stock", "patched"):
         mach = [r for r in records if r["target"] == v and r.get("case") == "machine"]
@@ -264,6 +273,10 @@ def write_report(outdir, meta, records, suites):
         md += ["The guest kernels are the test kernels, built with the debug options listed "
                "above (lockdep and `DEBUG_VM` checks run on every lock and VMA operation): "
                "one more reason to compare ratios, not absolute times.", ""]
+    if m.get("queue_kernel_files") == 0:
+        md += ["The queue changes no kernel code yet (only tools/ or Documentation/), so "
+               "stock and patched run the same code: their ratios below are an A/A test and "
+               "show this machine's noise floor, not an effect of the queue.", ""]
     for s in suites:
         ctx = Context(outdir, meta, records, s.SEED)
         md.append(f"## Seed {s.SEED}: {s.TITLE}")
@@ -328,6 +341,7 @@ def main():
             # Older results lack it; the build tree's config is the best guess.
             k.setdefault("debug_options",
                          debug_options(os.path.join(BUILD, "out", v, ".config")))
+        res["meta"].setdefault("queue_kernel_files", queue_kernel_files())
         write_report(args.out, res["meta"], res["records"], suites)
         say(f"report: {args.out}/report.md")
         return 0

@@ -6,7 +6,7 @@ SEED = "004"
 TITLE = "`PAGEMAP_SCAN` with userfaultfd `WP_ASYNC` (write watch)"
 TARGETS = ("host", "stock", "patched")
 
-RUNS = {"quick": {"host": 15, "guest": 3}, "full": {"host": 100, "guest": 15}}
+RUNS = {"quick": {"host": 15, "guest": 5}, "full": {"host": 100, "guest": 15}}
 # The seed's fast-path patch, 8192 pages (µs): (case, ours, without patch, with patch).
 SEED_ROWS = [
     ("t1: get + write-protect (two calls)", "get_reset", "140–170", "110"),
