@@ -410,7 +410,7 @@ int cmd_maps(int argc, char **argv)
 		{ 0 }
 	};
 	struct maps_state s = { 0 };
-	MMEXT_OPTS(mmext_maps_opts, mo);
+	MMEXT_OPTS(mmext_maps_opts, mo, .flags = MMEXT_MAPS_PREFETCH);
 	struct mmext_maps *m;
 	static char obuf[1 << 16], out[OUT_CAP];
 	int c, ret;

@@ -361,10 +361,12 @@ static void long_name(char *buf, size_t size, const char *prefix, int i)
  * Thousands of lines, some with long names of varied lengths, so that lines are
  * cut at every kind of place by the reader's reads: each VMA still comes out whole.
  */
-TEST(text_listing_across_reads)
+/* PAGES one-page VMAs and NAMED long names, all listed once and in order. */
+static void listing_across_reads(struct __test_metadata *_metadata, uint32_t flags,
+				 int PAGES)
 {
-	MMEXT_OPTS(mmext_maps_opts, o, .backend = MMEXT_MAPS_TEXT);
-	enum { PAGES = 3000, NAMED = 40 };
+	MMEXT_OPTS(mmext_maps_opts, o, .backend = MMEXT_MAPS_TEXT, .flags = flags);
+	enum { NAMED = 40 };
 	size_t psz = t_psz();
 	char *area, *named[NAMED], name[256];
 	struct mmext_maps *m;
@@ -410,6 +412,87 @@ TEST(text_listing_across_reads)
 	mmext_maps_close(m);
 	for (i = 0; i < NAMED; i++)
 		munmap(named[i], psz);
+	munmap(area, PAGES * psz);
+}
+
+TEST(text_listing_across_reads)
+{
+	listing_across_reads(_metadata, 0, 3000);
+}
+
+/* Enough text (~1.5 MB) to go round the read-ahead ring of 4 x 256 KiB several times. */
+TEST(prefetch_listing_across_slots)
+{
+	listing_across_reads(_metadata, MMEXT_MAPS_PREFETCH, 24000);
+}
+
+static int count_vmas(struct mmext_maps *m)
+{
+	struct mmext_vma v;
+	int n = 0, ret;
+
+	while ((ret = mmext_maps_next(m, &v)) == 1)
+		n++;
+	return ret ? ret : n;
+}
+
+TEST(prefetch_rewind_close_and_fork)
+{
+	MMEXT_OPTS(mmext_maps_opts, o, .backend = MMEXT_MAPS_TEXT,
+		   .flags = MMEXT_MAPS_PREFETCH);
+	enum { PAGES = 24000 };
+	struct mmext_maps *m, *plain;
+	size_t psz = t_psz();
+	struct mmext_vma v;
+	int i, n, status;
+	pid_t target, pid;
+	char *area;
+
+	area = t_map(PAGES * psz, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS);
+	ASSERT_NE(NULL, area);
+	for (i = 1; i < PAGES; i += 2)
+		ASSERT_EQ(0, mprotect(area + i * psz, psz, PROT_NONE));
+	/* List a child that keeps still: our own maps change with the thread's stack. */
+	target = fork();
+	ASSERT_GE(target, 0);
+	if (!target) {
+		pause();
+		_exit(0);
+	}
+	plain = open_maps(_metadata, target, MMEXT_MAPS_TEXT, 0);
+	ASSERT_NE(NULL, plain);
+	n = count_vmas(plain);
+	ASSERT_GT(n, PAGES);
+
+	ASSERT_EQ(0, mmext_maps_open(target, &o, &m));
+	/* Rewinding mid-listing stops the read-ahead and starts over. */
+	for (i = 0; i < 10; i++)
+		ASSERT_EQ(1, mmext_maps_next(m, &v));
+	mmext_maps_rewind(m);
+	EXPECT_EQ(n, count_vmas(m));
+	EXPECT_EQ(0, mmext_maps_next(m, &v));
+	mmext_maps_rewind(m);
+	EXPECT_EQ(n, count_vmas(m));
+
+	/* A child has no read-ahead thread: -ECHILD until it rewinds. */
+	mmext_maps_rewind(m);
+	ASSERT_EQ(1, mmext_maps_next(m, &v));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		if (mmext_maps_next(m, &v) != -ECHILD)
+			_exit(1);
+		mmext_maps_rewind(m);
+		_exit(mmext_maps_next(m, &v) == 1 ? 0 : 2);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	/* Closing mid-listing joins the thread (a hang here would time the test out). */
+	mmext_maps_close(m);
+	mmext_maps_close(plain);
+	kill(target, SIGKILL);
+	waitpid(target, NULL, 0);
 	munmap(area, PAGES * psz);
 }
 
