@@ -12,6 +12,7 @@ pkgs=(
 	libcap-dev libnuma-dev                                            # mm selftests
 	clang                                                             # libFuzzer target
 	procps                                                            # pmap, for benchmarks
+	mandoc                                                            # man page lint
 	python3-matplotlib                                                # benchmark plots
 )
 missing=()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # The test command: build stock and patched 6.12 and everything the tests need, then run
+#   lint    mandoc on the man pages, checkpatch.pl on the kernel queue (tests/lint.sh)
 #   host    the feature tests on the running kernel (SKIPs where it lacks a feature)
 #   host-asan  the same, built with AddressSanitizer and UBSan
 #   fuzz    the maps parser's libFuzzer target for FUZZ_SECONDS (default 60)
@@ -10,17 +11,17 @@
 # one that fails there too is reported as a known failure and counted as skipped.
 # Any kernel splat in a guest fails that tier. Ends with "N passed, N failed, N skipped".
 #
-#   tests/run.sh [--tiers "host host-asan fuzz stock patched"] [--update-baseline]
+#   tests/run.sh [--tiers "lint host host-asan fuzz stock patched"] [--update-baseline]
 # DEBUG=1 uses the KASAN/kmemleak builds for the guest tiers.
 set -uo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
 
-tiers="host host-asan fuzz stock patched" update_baseline=0
+tiers="lint host host-asan fuzz stock patched" update_baseline=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--tiers) tiers=$2; shift ;;
 	--update-baseline) update_baseline=1 ;;
-	*) sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+	*) sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 	esac
 	shift
 done
@@ -68,6 +69,9 @@ for tier in $tiers; do
 	echo "### tier $tier"
 	out=$logs/$tier.tap
 	case $tier in
+	lint)
+		"$MMEXT_ROOT/tests/lint.sh" | tee "$out"
+		;;
 	host)
 		"$MMEXT_ROOT/tests/run-suite.sh" "$MMEXT_BUILD/guest/bin/tests.list" | tee "$out"
 		;;

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Static checks, one RESULT line each (see run-suite.sh): the man pages with
+# mandoc -T lint (style level: what man(1) would render badly), and every patch of
+# the queue with the base tree's checkpatch.pl. A kept checkpatch warning must be
+# explained below the patch's --- line and listed in tests/checkpatch-allow.txt.
+set -uo pipefail
+. "$(dirname "$0")/../scripts/lib.sh"
+
+result() {	# NAME OK(0|1) LOG
+	if [ "$2" = 0 ]; then
+		echo "ok - $1"
+		echo "RESULT $1 pass 1 0 0"
+	else
+		echo "not ok - $1"
+		sed 's/^/# /' "$3"
+		echo "RESULT $1 fail 0 1 0"
+	fi
+}
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+bad=0
+for f in "$MMEXT_ROOT"/man/*.[0-9]; do
+	mandoc -T lint -W style "$f" >> "$log" 2>&1 || bad=1
+done
+[ -s "$log" ] && bad=1
+result man_lint $bad "$log"
+
+: > "$log"
+bad=0
+allow=$MMEXT_ROOT/tests/checkpatch-allow.txt
+while read -r p; do
+	out=$("$KTREE/scripts/checkpatch.pl" --no-tree --terse --show-types \
+		"$MMEXT_ROOT/kernel/patches/$p" 2>&1) && continue
+	# Drop the allowed TYPEs for this patch, then see what is left.
+	left=$(echo "$out" | grep -E ': (ERROR|WARNING|CHECK):' | while read -r line; do
+		type=$(echo "$line" | sed -n 's/.*: \(ERROR\|WARNING\|CHECK\):\([A-Z_0-9]*\):.*/\2/p')
+		grep -qxF "$p $type" "$allow" 2>/dev/null || echo "$line"
+	done)
+	[ -z "$left" ] || { echo "$left" >> "$log"; bad=1; }
+done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$MMEXT_ROOT/kernel/series")
+result checkpatch $bad "$log"
