@@ -4,5 +4,6 @@
 # file and its name here.
 SUITES = [
     "s000_fork_named",
+    "s002_maps_latency",
     "s004_writewatch",
 ]

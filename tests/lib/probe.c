@@ -96,6 +96,28 @@ TEST(patch_features_follow_their_markers)
 	}
 }
 
+/* The lockless-maps marker is a switch: 1 means available, 0 present but off. */
+TEST(maps_lockless_follows_its_switch)
+{
+	struct mmext_feature_status st;
+	char buf[8] = "";
+	int fd = open(MMEXT_MAPS_LOCKLESS_SYSFS, O_RDONLY);
+
+	if (fd < 0)
+		SKIP(return, "%s absent: kernel without the lockless-maps patch",
+		     MMEXT_MAPS_LOCKLESS_SYSFS);
+	ASSERT_LT(0, read(fd, buf, sizeof(buf) - 1));
+	close(fd);
+	ASSERT_EQ(0, mmext_probe(MMEXT_FEAT_MAPS_LOCKLESS, &st));
+	if (!strcmp(buf, "1\n")) {
+		EXPECT_EQ(1, st.available);
+		EXPECT_EQ(0, st.reason);
+	} else {
+		EXPECT_EQ(0, st.available);
+		EXPECT_EQ(EOPNOTSUPP, st.reason);
+	}
+}
+
 TEST(anon_name_answer_matches_prctl)
 {
 	struct mmext_feature_status st;

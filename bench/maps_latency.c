@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Seed 002's benchmark: a mapper unmaps and maps back single 4 KiB pages at random in a
+ * 128 MiB anonymous range, timing every munmap() and mmap(), while two scanner
+ * processes read its /proc/PID/maps over and over. Per run of fixed length: the largest
+ * and the mean operation latency; over all runs, the median operation latency. The
+ * scanners start first and the mapper waits until both have read the file once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+static const char usage[] =
+	"Usage: maps_latency [--runs N] [--seconds S] [--scanners N] [--json FILE]\n"
+	"Time mmap()/munmap() of 4 KiB pages in a 128 MiB range while N processes (default 2)\n"
+	"read this process's /proc/PID/maps; S seconds per run (default 1).\n";
+
+#define REGION	(128UL << 20)
+#define MAX_OPS	(4 << 20)
+
+static double seconds = 1.0;
+static int nscanners = 2;
+
+static int opt(int val, const char *arg)
+{
+	char *end;
+
+	switch (val) {
+	case 256:
+		seconds = strtod(arg, &end);
+		return *end || seconds <= 0 ? -1 : 0;
+	case 257:
+		nscanners = strtol(arg, &end, 10);
+		return *end || nscanners < 0 || nscanners > 16 ? -1 : 0;
+	}
+	return -1;
+}
+
+struct shared {
+	volatile int stop;
+	volatile int started;		/* scanners that have read the file once */
+	volatile unsigned long reads[16];
+};
+
+static void scanner(struct shared *sh, pid_t target, int id)
+{
+	static char buf[4096];
+	char path[64];
+	int first = 1;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", target);
+	while (!sh->stop) {
+		int fd = open(path, O_RDONLY);
+
+		if (fd < 0)
+			_exit(0);	/* the mapper is gone */
+		while (read(fd, buf, sizeof(buf)) > 0)
+			;
+		close(fd);
+		sh->reads[id]++;
+		if (first) {
+			__atomic_fetch_add(&sh->started, 1, __ATOMIC_RELEASE);
+			first = 0;
+		}
+	}
+	_exit(0);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option extra[] = {
+		{ "seconds", required_argument, NULL, 256 },
+		{ "scanners", required_argument, NULL, 257 },
+		{ NULL, 0, NULL, 0 },
+	};
+	double *ops = malloc(MAX_OPS * sizeof(double));
+	double *all = malloc(MAX_OPS * sizeof(double));
+	size_t psz = sysconf(_SC_PAGESIZE), npages = REGION / psz, nall = 0;
+	uint64_t x = 88172645463325252ULL;
+	pid_t pids[16];
+	struct shared *sh;
+	struct bench_stats s;
+	char json[512];
+	int runs = 20, r, i;
+	char *region;
+
+	bench_init_opts(argc, argv, "maps_latency", usage, &runs, extra, opt);
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	region = mmap(NULL, REGION, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!ops || !all || sh == MAP_FAILED || region == MAP_FAILED) {
+		perror("maps_latency: setup");
+		return 1;
+	}
+	for (i = 0; i < nscanners; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0) {
+			perror("maps_latency: fork");
+			return 1;
+		}
+		if (!pids[i])
+			scanner(sh, getppid(), i);
+	}
+	while (sh->started < nscanners)
+		usleep(1000);
+
+	printf("# %d scanners, %d runs of %.2f s, 4 KiB pages in a 128 MiB range\n",
+	       nscanners, runs, seconds);
+	for (r = 0; r < runs; r++) {
+		double t_end = bench_ns() + seconds * 1e9, sum = 0, max = 0;
+		unsigned long reads = 0;
+		int n = 0;
+
+		for (i = 0; i < nscanners; i++)
+			reads -= sh->reads[i];
+		while (n + 2 <= MAX_OPS && bench_ns() < t_end) {
+			char *p;
+			double t0, t1, t2;
+
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			p = region + (x % npages) * psz;
+			t0 = bench_ns();
+			if (munmap(p, psz))
+				return perror("munmap"), 1;
+			t1 = bench_ns();
+			if (mmap(p, psz, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != p)
+				return perror("mmap"), 1;
+			t2 = bench_ns();
+			ops[n++] = (t1 - t0) / 1e3;
+			ops[n++] = (t2 - t1) / 1e3;
+		}
+		for (i = 0; i < n; i++) {
+			sum += ops[i];
+			if (ops[i] > max)
+				max = ops[i];
+			if (nall < MAX_OPS)
+				all[nall++] = ops[i];
+		}
+		for (i = 0; i < nscanners; i++)
+			reads += sh->reads[i];
+		printf("run %3d: %7d ops, max %9.1f us, mean %7.2f us, %lu maps reads\n",
+		       r, n, max, n ? sum / n : 0, reads);
+		snprintf(json, sizeof(json), "\"group\":\"maps_latency\",\"case\":\"run\","
+			 "\"run\":%d,\"ops\":%d,\"max_us\":%.3f,\"mean_us\":%.4f,"
+			 "\"scanner_reads\":%lu,\"scanners\":%d,\"seconds\":%.3f",
+			 r, n, max, n ? sum / n : 0, reads, nscanners, seconds);
+		bench_json(json);
+	}
+	sh->stop = 1;
+	for (i = 0; i < nscanners; i++)
+		waitpid(pids[i], NULL, 0);
+
+	s = bench_stats(all, nall);	/* sorts */
+	snprintf(json, sizeof(json), "\"scanners\":%d", nscanners);
+	bench_result("maps_latency", "mmap/munmap op", "all runs", json, "us", &s);
+	return 0;
+}
