@@ -4,5 +4,6 @@
 # file and its name here.
 SUITES = [
     "s000_fork_named",
+    "s001_refpage",
     "s004_writewatch",
 ]
