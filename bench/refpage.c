@@ -5,14 +5,17 @@
  * it (dense), unmap. Backends:
  *   anon           plain anonymous memory, no pattern (the baseline)
  *   memset         anonymous memory filled with the pattern by memset()
+ *   anon_4k, memset_4k  the same with MADV_NOHUGEPAGE: base pages only, as reference
+ *                  pages always are (with THP, 4 MiB of anon takes two huge page faults)
  *   refpage        libmmext pattern memory on reference pages (a new one per mapping)
  *   refpage_reuse  one reference page fd, mmap()ed for every mapping (an allocator's way)
  *   emulated       libmmext pattern memory, memfd emulation
- * Time per mapping (map + fill + write + unmap) and the RSS the mapping adds once
- * written (process RSS, /proc/self/statm).
+ * Time per mapping (map + fill + write + unmap) and the mapping's RSS once written
+ * (smaps Rss of its VMAs).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,25 +34,33 @@ static const char usage[] =
 	"Usage: refpage [--runs N] [--json FILE]\n"
 	"Time 4 MiB of pattern-initialised memory, 4 KiB or all of it written, per backend.\n";
 
-enum { B_ANON, B_MEMSET, B_REFPAGE, B_REFPAGE_REUSE, B_EMULATED, B__N };
+enum { B_ANON, B_ANON_4K, B_MEMSET, B_MEMSET_4K, B_REFPAGE, B_REFPAGE_REUSE, B_EMULATED, B__N };
 static const char *const names[B__N] = {
-	"anon", "memset", "refpage", "refpage_reuse", "emulated"
+	"anon", "anon_4k", "memset", "memset_4k", "refpage", "refpage_reuse", "emulated"
 };
 
 static size_t psz;
 static int reuse_fd = -1;
 
-static long rss_kib(void)
+/* Rss (smaps) of the VMAs in [p, p + LEN): the emulation has one per tile. */
+static long rss_kib(const char *p)
 {
-	long size, res = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long s, e, a = (unsigned long)p;
+	long sum = 0, v;
+	bool in = false;
+	char line[512];
+	FILE *f = fopen("/proc/self/smaps", "r");
 
-	if (f) {
-		if (fscanf(f, "%ld %ld", &size, &res) != 2)
-			res = 0;
-		fclose(f);
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &s, &e) == 2)
+			in = s >= a && s < a + LEN;
+		else if (in && sscanf(line, "Rss: %ld", &v) == 1)
+			sum += v;
 	}
-	return res * (long)(psz / 1024);
+	fclose(f);
+	return sum;
 }
 
 /* The reference page fd an allocator would keep, or -errno. */
@@ -92,11 +103,17 @@ static int map(int b, struct mapping *m)
 	m->pat = NULL;
 	switch (b) {
 	case B_ANON:
+	case B_ANON_4K:
 	case B_MEMSET:
+	case B_MEMSET_4K:
 		m->p = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (m->p == MAP_FAILED)
 			return -errno;
-		if (b == B_MEMSET)
+		if ((b == B_ANON_4K || b == B_MEMSET_4K) && madvise(m->p, LEN, MADV_NOHUGEPAGE)) {
+			munmap(m->p, LEN);
+			return -errno;
+		}
+		if (b == B_MEMSET || b == B_MEMSET_4K)
 			memset(m->p, PATTERN, LEN);
 		return 0;
 	case B_REFPAGE_REUSE:
@@ -127,7 +144,7 @@ int main(int argc, char **argv)
 	int runs = 200, b, d, r, ret;
 	struct bench_stats s;
 	struct mapping m;
-	long rss[B__N][2] = { { 0 } }, before;
+	long rss[B__N][2] = { { 0 } };
 
 	bench_init(argc, argv, "refpage", usage, &runs);
 	psz = sysconf(_SC_PAGESIZE);
@@ -155,14 +172,14 @@ int main(int argc, char **argv)
 				memset(m.p, 0x11, touched[d]);
 				if (r == 0) {
 					/* Checked and measured once, then timed again from scratch. */
-					if (b != B_ANON && d == 0 && m.p[LEN - 1] != (char)PATTERN) {
+					if (b != B_ANON && b != B_ANON_4K && d == 0 &&
+					    m.p[LEN - 1] != (char)PATTERN) {
 						fprintf(stderr, "refpage: %s does not read as the pattern\n",
 							names[b]);
 						return 1;
 					}
-					before = rss_kib();
+					rss[b][d] = rss_kib(m.p);
 					unmap(&m);
-					rss[b][d] = before - rss_kib();
 					t0 = bench_ns();
 					if (map(b, &m))
 						return 1;
@@ -182,13 +199,13 @@ int main(int argc, char **argv)
 	for (b = 0; b < B__N; b++)
 		if (med[b][0])
 			printf("#   %-14s %8ld / %8ld\n", names[b], rss[b][0], rss[b][1]);
-	if (med[B_MEMSET][0]) {
-		printf("# memset / backend, median time (> 1: faster than memset): sparse, dense\n");
-		for (b = 0; b < B__N; b++)
-			if (med[b][0])
-				printf("#   %-14s %8.1fx %8.2fx\n", names[b],
-				       med[B_MEMSET][0] / med[b][0], med[B_MEMSET][1] / med[b][1]);
-	}
+	printf("# memset / backend and memset_4k / backend, median time (> 1: faster):\n"
+	       "#   backend         sparse    dense | sparse    dense (4k)\n");
+	for (b = 0; b < B__N; b++)
+		if (med[b][0])
+			printf("#   %-14s %7.1fx %7.2fx | %6.1fx %7.2fx\n", names[b],
+			       med[B_MEMSET][0] / med[b][0], med[B_MEMSET][1] / med[b][1],
+			       med[B_MEMSET_4K][0] / med[b][0], med[B_MEMSET_4K][1] / med[b][1]);
 	if (reuse_fd >= 0)
 		close(reuse_fd);
 	free(t);
