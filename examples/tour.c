@@ -71,7 +71,7 @@ static void tour_names(void)
 	munmap(p, 4 * psz);
 }
 
-/* Absent in every kernel so far: show what the library's emulation gives instead. */
+/* Pattern memory on reference pages when the kernel has them, else emulated. */
 static void tour_refpage(void)
 {
 	MMEXT_OPTS(mmext_pattern_opts, o, .tile_pages = 4);

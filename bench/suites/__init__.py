@@ -4,6 +4,7 @@
 # file and its name here.
 SUITES = [
     "s000_fork_named",
+    "s001_refpage",
     "s002_maps_latency",
     "s004_writewatch",
 ]

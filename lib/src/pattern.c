@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
-/* Pattern memory: a backend table, with the memfd-tile emulation as the only entry today. */
+/* Pattern memory: a backend table, reference pages first, then the memfd-tile emulation. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <mmext/uapi.h>
 
 #include "internal.h"
 
@@ -30,13 +33,36 @@ struct pattern_backend {
 	int (*map)(const struct pattern_req *r, void **addr);
 };
 
-/*
- * Reference pages: the kernel patch exists only as a plan. When it lands this maps
- * the refpage fd (number from MMEXT_REFPAGE_SYSFS); until then it cannot serve.
- */
+/* A page of the pattern, handed to refpage_create() and mapped privately. */
 static int kernel_map(const struct pattern_req *r, void **addr)
 {
-	return -EOPNOTSUPP;
+	size_t psz = mmext__page_size(), i;
+	char *page;
+	void *p;
+	long nr;
+	int fd, ret;
+
+	/* Only a number this kernel published: elsewhere it may be another call. */
+	if (!mmext__have(MMEXT_FEAT_REFPAGE) || mmext__read_marker(MMEXT_REFPAGE_SYSFS, &nr))
+		return -EOPNOTSUPP;
+	/* Heap, not a mapping of its own: no munmap() and TLB flush per call. */
+	ret = posix_memalign((void **)&page, psz, psz);
+	if (ret)
+		return -ret;
+	for (i = 0; i < psz; i += r->pattern_len)
+		memcpy(page + i, r->pattern, r->pattern_len);
+	fd = syscall(nr, page, REFPAGE_CLOEXEC);
+	ret = fd < 0 ? -errno : 0;
+	free(page);
+	if (ret)
+		return ret;
+	/* The mapping keeps the reference page; the fd is not needed after this. */
+	p = mmap(NULL, r->len, r->prot, MAP_PRIVATE, fd, 0);
+	ret = p == MAP_FAILED ? -errno : 0;
+	close(fd);
+	if (!ret)
+		*addr = p;
+	return ret;
 }
 
 /* A sealed memfd of tile_pages pattern pages. */

@@ -6,8 +6,11 @@
  * copy-on-write semantics, as for any private mapping.
  *
  * Backends:
- * KERNEL    reference pages (mmext patch, not in any kernel yet): one shared page,
- *           no per-page cost. Not implemented: reported unavailable (-EOPNOTSUPP).
+ * KERNEL    reference pages (refpage_create(), mmext kernel patch; number read from
+ *           MMEXT_REFPAGE_SYSFS): one kernel page of pattern for the whole mapping.
+ *           Clean pages cost nothing (not in RSS, nothing allocated); the first
+ *           write to a page copies the pattern page; one VMA, shown in maps as
+ *           anon_inode:[refpage]; never THP. -EOPNOTSUPP when the kernel lacks it.
  * EMULATED  a sealed memfd holds tile_pages pages of pattern; the range is covered
  *           by MAP_PRIVATE|MAP_FIXED mappings of it, one per tile, so every clean
  *           page of every tile shares the memfd's pages. Costs and limits:

@@ -122,4 +122,12 @@ struct procmap_query {
 #define PR_SET_VMA_ANON_NAME	0
 #endif
 
+/*
+ * Reference pages (mmext kernel patch, include/uapi/linux/refpage.h; not upstream).
+ * The system call has no fixed number: read it from MMEXT_REFPAGE_SYSFS.
+ */
+#ifndef REFPAGE_CLOEXEC
+#define REFPAGE_CLOEXEC		0x0001U
+#endif
+
 #endif /* MMEXT_UAPI_H */
