@@ -4,5 +4,6 @@
 # file and its name here.
 SUITES = [
     "s000_fork_named",
+    "s003_cow_pte",
     "s004_writewatch",
 ]
