@@ -7,6 +7,8 @@
 #   fuzz    the maps parser's libFuzzer target for FUZZ_SECONDS (default 60)
 #   stock   the feature tests and the mm/proc selftest subset in a stock 6.12 guest
 #   patched the same in a guest running 6.12 with our queue
+#   patched-cow-all  (not run by default) the selftest subset in the patched guest with
+#           COW page tables forced on for every fork (/sys/kernel/mm/cow_pte/force_all)
 # A selftest that passes in selftests-baseline.txt (stock's results) must pass everywhere;
 # one that fails there too is reported as a known failure and counted as skipped.
 # Any kernel splat in a guest fails that tier. Ends with "N passed, N failed, N skipped".
@@ -36,7 +38,7 @@ want() { case " $tiers " in *" $1 "*) return 0 ;; esac; return 1; }
 want stock && "$MMEXT_ROOT/scripts/kernel.sh" build stock
 # Always built: its uapi headers are the ones every test is compiled against.
 "$MMEXT_ROOT/scripts/kernel.sh" build patched
-if want stock || want patched; then "$MMEXT_ROOT/scripts/kernel.sh" selftests; fi
+if want stock || want patched || want patched-cow-all; then "$MMEXT_ROOT/scripts/kernel.sh" selftests; fi
 make -s -C "$MMEXT_ROOT/tests"
 want host-asan && make -s -C "$MMEXT_ROOT/tests" SANITIZE=1 OUT="$MMEXT_BUILD/guest-asan"
 make -s -C "$MMEXT_ROOT/examples"
@@ -87,9 +89,16 @@ for tier in $tiers; do
 		fi
 		grep -E '^Done|^#[0-9]+ *DONE' "$logs/fuzz.log" | sed 's/^/# /'
 		;;
-	stock|patched)
-		"$MMEXT_ROOT/scripts/vm.sh" -k $tier -t 2400 -l "$MMEXT_BUILD/logs/vm-$tier" -- \
-			/mmext/tests/run-suite.sh /mmext/bin/tests.list -R /mmext/tests/selftests.list
+	stock|patched|patched-cow-all)
+		if [ $tier = patched-cow-all ]; then
+			# Test switch: every fork shares PTE tables; the selftest subset must not notice.
+			"$MMEXT_ROOT/scripts/vm.sh" -k patched -t 2400 -l "$MMEXT_BUILD/logs/vm-$tier" -- \
+				sh -c 'echo 1 > /sys/kernel/mm/cow_pte/force_all &&
+				       exec /mmext/tests/run-suite.sh -R /mmext/tests/selftests.list'
+		else
+			"$MMEXT_ROOT/scripts/vm.sh" -k $tier -t 2400 -l "$MMEXT_BUILD/logs/vm-$tier" -- \
+				/mmext/tests/run-suite.sh /mmext/bin/tests.list -R /mmext/tests/selftests.list
+		fi
 		rc=$?
 		cp "$MMEXT_BUILD/logs/vm-$tier/output.log" "$out" 2>/dev/null || : > "$out"
 		if [ $rc = 1 ] && [ -s "$MMEXT_BUILD/logs/vm-$tier/splats.log" ]; then

@@ -6,5 +6,6 @@ SUITES = [
     "s000_fork_named",
     "s001_refpage",
     "s002_maps_latency",
+    "s003_cow_pte",
     "s004_writewatch",
 ]

@@ -1,0 +1,776 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copy-on-write page tables at fork (mmext patch, prctl option published in
+ * /sys/kernel/mm/cow_pte/prctl_option): the prctl's argument checks, that
+ * parent and child never see each other's changes whatever either side does
+ * to a shared table, RSS and VmPTE in both processes, allocation failure while
+ * unsharing, and a seeded random multi-generation stress test against a model.
+ * SKIPs on kernels without the patch.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include <linux/userfaultfd.h>
+
+#include "kselftest_harness.h"
+
+#define SYSFS		"/sys/kernel/mm/cow_pte/"
+#define PMD_SZ		(2UL << 20)
+#define TABLES		8			/* PTE tables in the test area */
+#define AREA		(TABLES * PMD_SZ)
+#define PG		4096UL
+#define NPAGES		(AREA / PG)
+
+static long sysfs_long(const char *name, long dflt)
+{
+	char path[128], buf[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), SYSFS "%s", name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return dflt;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return dflt;
+	buf[n] = 0;
+	return strtol(buf, NULL, 10);
+}
+
+static int sysfs_write(const char *name, const char *val)
+{
+	char path[128];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), SYSFS "%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, val, strlen(val)) < 0 ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+static long cow_option(void)
+{
+	return sysfs_long("prctl_option", -1);
+}
+
+#define NEED_COW_PTE(opt)						\
+	do {								\
+		opt = cow_option();					\
+		if (opt < 0)						\
+			SKIP(return, "no COW page tables (needs the mmext patch: " \
+			     SYSFS "prctl_option)");			\
+	} while (0)
+
+/* "VmPTE:" or "RssAnon:" of /proc/PID/status, in kB; -1 if absent. */
+static long status_kb(pid_t pid, const char *key)
+{
+	char path[64], line[256];
+	long val = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid ? pid : getpid());
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)))
+			val = strtol(line + strlen(key), NULL, 10);
+	fclose(f);
+	return val;
+}
+
+/* AREA bytes of private anonymous memory, PMD-aligned, 4 KiB pages only. */
+static char *map_area(void)
+{
+	char *raw = mmap(NULL, AREA + PMD_SZ, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *p;
+
+	if (raw == MAP_FAILED)
+		return NULL;
+	p = (char *)(((uintptr_t)raw + PMD_SZ - 1) & ~(PMD_SZ - 1));
+	if (p > raw)
+		munmap(raw, p - raw);
+	munmap(p + AREA, raw + PMD_SZ - p);
+	madvise(p, AREA, MADV_NOHUGEPAGE);
+	return p;
+}
+
+static void fill(char *p, size_t len, int seed)
+{
+	for (size_t i = 0; i < len; i += PG)
+		memset(p + i, (int)((seed + i / PG) & 0xff), PG);
+}
+
+/* Index of the first byte that differs from fill(seed), or -1. */
+static long check(const char *p, size_t len, int seed)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)p[i] != (unsigned char)((seed + i / PG) & 0xff))
+			return (long)i;
+	return -1;
+}
+
+static long check_zero(const char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i])
+			return (long)i;
+	return -1;
+}
+
+/* Run fn in a child of a COW PTE fork; its exit status (0 = pass). */
+static int in_child(int (*fn)(char *), char *area)
+{
+	int st;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid)
+		_exit(fn(area));
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+FIXTURE(cow)
+{
+	long opt;
+	char *area;
+};
+
+FIXTURE_SETUP(cow)
+{
+	self->area = NULL;
+	self->opt = cow_option();
+	if (self->opt < 0)
+		SKIP(return, "no COW page tables (needs the mmext patch: "
+		     SYSFS "prctl_option)");
+	self->area = map_area();
+	ASSERT_NE(NULL, self->area);
+	fill(self->area, AREA, 1);
+	ASSERT_EQ(0, prctl(self->opt, 1, 0, 0, 0));
+}
+
+FIXTURE_TEARDOWN(cow)
+{
+	if (self->area)
+		munmap(self->area, AREA);
+	if (self->opt >= 0)
+		prctl(self->opt, 0, 0, 0, 0);
+}
+
+TEST(prctl_args)
+{
+	long opt;
+
+	NEED_COW_PTE(opt);
+	EXPECT_EQ(0, prctl(opt, 2, 0, 0, 0));
+	EXPECT_EQ(0, prctl(opt, 1, 0, 0, 0));
+	EXPECT_EQ(1, prctl(opt, 2, 0, 0, 0));
+	EXPECT_EQ(0, prctl(opt, 1, 0, 0, 0));		/* idempotent */
+	EXPECT_EQ(1, prctl(opt, 2, 0, 0, 0));
+	EXPECT_EQ(0, prctl(opt, 0, 0, 0, 0));
+	EXPECT_EQ(0, prctl(opt, 2, 0, 0, 0));
+
+	/* Bad arguments fail with EINVAL and change nothing. */
+	EXPECT_EQ(-1, prctl(opt, 3, 0, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, prctl(opt, -1L, 0, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, prctl(opt, 1, 1, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, prctl(opt, 1, 0, 1, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, prctl(opt, 1, 0, 0, 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, prctl(opt, 2, 0, 0, 0));
+	EXPECT_EQ(-1, prctl(opt, 0, 0, 0, (unsigned long)-1));
+	EXPECT_EQ(EINVAL, errno);
+
+	/* The magic number is not an upstream prctl: the neighbours stay unknown. */
+	EXPECT_EQ(-1, prctl(opt + 1, 2, 0, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+/* The setting is inherited by fork (a fork server's children fork alike). */
+TEST(prctl_inherited)
+{
+	int st;
+	long opt;
+	pid_t pid;
+
+	NEED_COW_PTE(opt);
+	ASSERT_EQ(0, prctl(opt, 1, 0, 0, 0));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		_exit(prctl(opt, 2, 0, 0, 0) == 1 ? 0 : 1);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	ASSERT_EQ(0, prctl(opt, 0, 0, 0, 0));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		_exit(prctl(opt, 2, 0, 0, 0) == 0 ? 0 : 1);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+}
+
+/*
+ * Sharing is visible in VmPTE: the child is not charged for the area's tables
+ * and RssAnon is what a copying fork gives. With the option off, it is not.
+ */
+static int child_accounting(char *area)
+{
+	long pte = status_kb(0, "VmPTE:");
+	long rss = status_kb(0, "RssAnon:");
+	long ppte = status_kb(getppid(), "VmPTE:");
+
+	if (rss < (long)(AREA >> 10))
+		return 10;
+	if (pte > ppte - TABLES * 4)
+		return 11;
+	if (check(area, AREA, 1) >= 0)
+		return 12;
+	/* Reads keep sharing; a write unshares exactly one table. */
+	if (status_kb(0, "VmPTE:") != pte)
+		return 13;
+	area[0] = 7;
+	if (status_kb(0, "VmPTE:") != pte + 4)
+		return 14;
+	if (status_kb(0, "RssAnon:") != rss)
+		return 15;
+	return 0;
+}
+
+TEST_F(cow, accounting)
+{
+	long pte = status_kb(0, "VmPTE:");
+
+	EXPECT_EQ(0, in_child(child_accounting, self->area));
+	/* The parent's tables and pages are its own throughout. */
+	EXPECT_EQ(pte, status_kb(0, "VmPTE:"));
+	EXPECT_EQ(-1, check(self->area, AREA, 1));
+}
+
+static int child_no_sharing(char *area)
+{
+	long pte = status_kb(0, "VmPTE:");
+	long ppte = status_kb(getppid(), "VmPTE:");
+
+	return pte >= ppte - 4 ? 0 : 1;
+}
+
+TEST_F(cow, off_means_copy)
+{
+	ASSERT_EQ(0, prctl(self->opt, 0, 0, 0, 0));
+	EXPECT_EQ(0, in_child(child_no_sharing, self->area));
+}
+
+/* Two-way write isolation with a handshake: child writes, then parent. */
+TEST_F(cow, write_fault)
+{
+	int to_child[2], to_parent[2], st;
+	char c = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(to_child));
+	ASSERT_EQ(0, pipe(to_parent));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		fill(self->area, AREA / 2, 2);		/* half the tables */
+		if (write(to_parent[1], &c, 1) != 1 || read(to_child[0], &c, 1) != 1)
+			_exit(20);
+		if (check(self->area, AREA / 2, 2) >= 0)
+			_exit(21);
+		if (check(self->area + AREA / 2, AREA / 2, 1 + NPAGES / 2) >= 0)
+			_exit(22);
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(to_parent[0], &c, 1));
+	EXPECT_EQ(-1, check(self->area, AREA, 1));
+	fill(self->area, AREA, 3);			/* the parent's turn */
+	ASSERT_EQ(1, write(to_child[1], &c, 1));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	EXPECT_EQ(-1, check(self->area, AREA, 3));
+}
+
+/* Each operation in the child; the parent's memory must be untouched after. */
+static int child_munmap(char *a)
+{
+	/* A partial table, a whole one, and the rest stays. */
+	if (munmap(a + PG * 3, PG * 5) || munmap(a + PMD_SZ, PMD_SZ))
+		return 1;
+	if (check(a, PG * 3, 1) >= 0 || check(a + 2 * PMD_SZ, AREA - 2 * PMD_SZ,
+					     1 + 2 * PMD_SZ / PG) >= 0)
+		return 2;
+	fill(a + 2 * PMD_SZ, PMD_SZ, 9);
+	return 0;
+}
+
+static int child_mprotect(char *a)
+{
+	if (mprotect(a + PG, PMD_SZ, PROT_READ))
+		return 1;
+	if (check(a, AREA, 1) >= 0)
+		return 2;
+	if (mprotect(a + PG, PMD_SZ, PROT_READ | PROT_WRITE))
+		return 3;
+	fill(a, AREA, 9);
+	return check(a, AREA, 9) >= 0 ? 4 : 0;
+}
+
+static int child_dontneed(char *a)
+{
+	if (madvise(a + PG * 10, PMD_SZ * 2, MADV_DONTNEED))
+		return 1;
+	if (check_zero(a + PG * 10, PMD_SZ * 2) >= 0)
+		return 2;
+	if (check(a, PG * 10, 1) >= 0)
+		return 3;
+	return madvise(a, AREA, MADV_DONTNEED) || check_zero(a, AREA) >= 0 ? 4 : 0;
+}
+
+static int child_free(char *a)
+{
+	if (madvise(a, AREA / 2, MADV_FREE))
+		return 1;
+	fill(a, AREA, 9);
+	return check(a, AREA, 9) >= 0 ? 2 : 0;
+}
+
+static int child_mremap(char *a)
+{
+	char *dst = map_area();
+	char *b;
+
+	if (!dst)
+		return 1;
+	b = mremap(a + PMD_SZ, 2 * PMD_SZ, 2 * PMD_SZ, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+	if (b != dst)
+		return 2;
+	if (check(b, 2 * PMD_SZ, 1 + PMD_SZ / PG) >= 0)
+		return 3;
+	fill(b, 2 * PMD_SZ, 9);
+	/* Unaligned move of a partial range, too. */
+	b = mremap(a + 3 * PMD_SZ + PG * 7, PG * 20, PG * 20, MREMAP_MAYMOVE | MREMAP_FIXED,
+		   dst + 2 * PMD_SZ + PG);
+	if (b == MAP_FAILED)
+		return 4;
+	return check(b, PG * 20, 1 + 3 * PMD_SZ / PG + 7) >= 0 ? 5 : 0;
+}
+
+static int child_fork_again(char *a)
+{
+	int st;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return 1;
+	if (!pid) {
+		if (check(a, AREA, 1) >= 0)
+			_exit(2);
+		fill(a, AREA, 5);
+		_exit(check(a, AREA, 5) >= 0 ? 3 : 0);
+	}
+	if (waitpid(pid, &st, 0) != pid || WEXITSTATUS(st))
+		return 4;
+	if (check(a, AREA, 1) >= 0)
+		return 5;
+	fill(a, AREA, 6);
+	return 0;
+}
+
+static int child_proc_mem(char *a)
+{
+	/* A FOLL_FORCE write through /proc/self/mem (GUP, write fault). */
+	char buf[64];
+	int fd = open("/proc/self/mem", O_RDWR);
+
+	if (fd < 0)
+		return 1;
+	memset(buf, 0x77, sizeof(buf));
+	if (pwrite(fd, buf, sizeof(buf), (off_t)(uintptr_t)(a + PMD_SZ + 100)) != sizeof(buf))
+		return 2;
+	close(fd);
+	return (unsigned char)a[PMD_SZ + 100] == 0x77 ? 0 : 3;
+}
+
+static int child_clear_refs(char *a)
+{
+	int fd = open("/proc/self/clear_refs", O_WRONLY);
+
+	if (fd < 0)
+		return 0;	/* no clear_refs: nothing to test */
+	if (write(fd, "4", 1) != 1 || write(fd, "1", 1) != 1)
+		return 1;
+	close(fd);
+	fill(a, AREA, 9);
+	return check(a, AREA, 9) >= 0 ? 2 : 0;
+}
+
+static int child_collapse(char *a)
+{
+	/* khugepaged's collapse (MADV_COLLAPSE); may be refused, must not leak. */
+	madvise(a, AREA, MADV_HUGEPAGE);
+	madvise(a + PMD_SZ, 2 * PMD_SZ, 25 /* MADV_COLLAPSE */);
+	if (check(a, AREA, 1) >= 0)
+		return 1;
+	fill(a, AREA, 9);
+	return check(a, AREA, 9) >= 0 ? 2 : 0;
+}
+
+static int child_mlock(char *a)
+{
+	if (mlock(a, AREA))
+		return 0;	/* RLIMIT_MEMLOCK: nothing to test */
+	if (check(a, AREA, 1) >= 0)
+		return 1;
+	fill(a, AREA / 2, 9);
+	munlock(a, AREA);
+	return check(a, AREA / 2, 9) >= 0 ? 2 : 0;
+}
+
+static int child_pageout(char *a)
+{
+	/* Reclaim through rmap must leave shared tables alone. */
+	madvise(a, AREA, 21 /* MADV_PAGEOUT */);
+	madvise(a, AREA, 20 /* MADV_COLD */);
+	if (check(a, AREA, 1) >= 0)
+		return 1;
+	fill(a, AREA, 9);
+	return check(a, AREA, 9) >= 0 ? 2 : 0;
+}
+
+static int child_uffd(char *a)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = {
+		.range = { .start = (uintptr_t)a, .len = AREA },
+		.mode = UFFDIO_REGISTER_MODE_MISSING,
+	};
+	int fd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return 0;	/* no userfaultfd for us: nothing to test */
+	if (ioctl(fd, UFFDIO_API, &api) || ioctl(fd, UFFDIO_REGISTER, &reg))
+		return 1;
+	if (check(a, AREA, 1) >= 0)
+		return 2;
+	fill(a, AREA, 9);
+	if (ioctl(fd, UFFDIO_UNREGISTER, &reg.range))
+		return 3;
+	close(fd);
+	return check(a, AREA, 9) >= 0 ? 4 : 0;
+}
+
+static int child_exit(char *a)
+{
+	return 0;
+}
+
+#define CHILD_OP(name)							\
+TEST_F(cow, name)							\
+{									\
+	long pte = status_kb(0, "VmPTE:");				\
+	long rss = status_kb(0, "RssAnon:");				\
+									\
+	EXPECT_EQ(0, in_child(child_##name, self->area));		\
+	EXPECT_EQ(-1, check(self->area, AREA, 1));			\
+	EXPECT_EQ(rss, status_kb(0, "RssAnon:"));			\
+	/* The parent keeps the tables it owns. */			\
+	EXPECT_EQ(pte, status_kb(0, "VmPTE:"));				\
+	/* And writes privately now that the child is gone. */		\
+	fill(self->area, AREA, 4);					\
+	EXPECT_EQ(-1, check(self->area, AREA, 4));			\
+	EXPECT_EQ(rss, status_kb(0, "RssAnon:"));			\
+}
+
+CHILD_OP(munmap)
+CHILD_OP(mprotect)
+CHILD_OP(dontneed)
+CHILD_OP(free)
+CHILD_OP(mremap)
+CHILD_OP(fork_again)
+CHILD_OP(proc_mem)
+CHILD_OP(clear_refs)
+CHILD_OP(collapse)
+CHILD_OP(mlock)
+CHILD_OP(pageout)
+CHILD_OP(uffd)
+CHILD_OP(exit)
+
+/* The parent changes its side while the child holds the shared tables. */
+TEST_F(cow, parent_changes)
+{
+	int to_child[2], st;
+	char c = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(to_child));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		if (read(to_child[0], &c, 1) != 1)
+			_exit(20);
+		/* Left holding tables the parent gave up: still its data. */
+		if (check(self->area, AREA, 1) >= 0)
+			_exit(21);
+		fill(self->area, AREA, 8);
+		_exit(check(self->area, AREA, 8) >= 0 ? 22 : 0);
+	}
+	ASSERT_EQ(0, mprotect(self->area, PMD_SZ, PROT_READ));
+	ASSERT_EQ(0, madvise(self->area + PMD_SZ, PMD_SZ, MADV_DONTNEED));
+	ASSERT_EQ(0, munmap(self->area + 2 * PMD_SZ, PMD_SZ));
+	fill(self->area + 3 * PMD_SZ, PMD_SZ, 2);
+	ASSERT_EQ(1, write(to_child[1], &c, 1));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	EXPECT_EQ(-1, check(self->area, PMD_SZ, 1));
+	EXPECT_EQ(-1, check_zero(self->area + PMD_SZ, PMD_SZ));
+	EXPECT_EQ(-1, check(self->area + 3 * PMD_SZ, PMD_SZ, 2));
+	EXPECT_EQ(-1, check(self->area + 4 * PMD_SZ, 4 * PMD_SZ, 1 + 4 * PMD_SZ / PG));
+	mprotect(self->area, PMD_SZ, PROT_READ | PROT_WRITE);
+	ASSERT_NE(MAP_FAILED, mmap(self->area + 2 * PMD_SZ, PMD_SZ, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+}
+
+/* Memory fork does not share (MAP_SHARED, THP) behaves as before. */
+TEST_F(cow, shared_and_thp)
+{
+	char *shared = mmap(NULL, PMD_SZ, PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int st;
+	pid_t pid;
+
+	ASSERT_NE(MAP_FAILED, shared);
+	madvise(self->area, 2 * PMD_SZ, MADV_HUGEPAGE);
+	fill(shared, PMD_SZ, 1);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		fill(shared, PMD_SZ, 3);
+		fill(self->area, 2 * PMD_SZ, 3);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	EXPECT_EQ(-1, check(shared, PMD_SZ, 3));	/* shared: the child's writes */
+	EXPECT_EQ(-1, check(self->area, AREA, 1));	/* private: not */
+	munmap(shared, PMD_SZ);
+}
+
+/*
+ * Allocation failure while unsharing (fault injection, DEBUG_VM kernels):
+ * mprotect and mremap fail with ENOMEM and change nothing, then succeed.
+ */
+static int child_enomem(char *a)
+{
+	char *dst;
+
+	if (sysfs_write("fail_unshare", "1"))
+		return 1;
+	if (mprotect(a, AREA, PROT_READ) != -1 || errno != ENOMEM)
+		return 2;
+	a[0] = 2;				/* still writable */
+	if (sysfs_write("fail_unshare", "1"))
+		return 3;
+	dst = map_area();
+	if (!dst)
+		return 4;
+	if (mremap(a + PMD_SZ, PMD_SZ, PMD_SZ, MREMAP_MAYMOVE | MREMAP_FIXED, dst) != MAP_FAILED ||
+	    errno != ENOMEM)
+		return 5;
+	if (check(a + PMD_SZ, AREA - PMD_SZ, 1 + PMD_SZ / PG) >= 0)
+		return 6;
+	if (sysfs_long("fail_unshare", -1) != 0)
+		return 7;
+	if (mprotect(a, AREA, PROT_READ))
+		return 8;
+	return check(a + PG, AREA - PG, 1 + 1) >= 0 ? 9 : 0;
+}
+
+TEST_F(cow, enomem)
+{
+	if (sysfs_long("fail_unshare", -1) < 0)
+		SKIP(return, "no " SYSFS "fail_unshare (needs CONFIG_DEBUG_VM)");
+	EXPECT_EQ(0, in_child(child_enomem, self->area));
+	sysfs_write("fail_unshare", "0");
+	EXPECT_EQ(-1, check(self->area, AREA, 1));
+}
+
+/* The test switch shares at every fork, without the prctl. */
+TEST_F(cow, force_all)
+{
+	if (sysfs_long("force_all", -1) < 0)
+		SKIP(return, "no " SYSFS "force_all (needs CONFIG_DEBUG_VM)");
+	ASSERT_EQ(0, prctl(self->opt, 0, 0, 0, 0));
+	ASSERT_EQ(0, sysfs_write("force_all", "1"));
+	EXPECT_EQ(0, in_child(child_accounting, self->area));
+	ASSERT_EQ(0, sysfs_write("force_all", "0"));
+	EXPECT_EQ(0, in_child(child_no_sharing, self->area));
+}
+
+/*
+ * Random operations on both sides over several generations of forks, every
+ * byte checked against a per-process model. COW_PTE_SEED picks the seed,
+ * COW_PTE_SECONDS the time budget (default 20 s).
+ */
+#define MAXDEPTH	3
+static unsigned char model[NPAGES];	/* fill value per page; 0 = zero/unmapped */
+static bool mapped[NPAGES];
+static uint64_t rng;
+
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static int verify(char *a)
+{
+	for (size_t i = 0; i < NPAGES; i++) {
+		const unsigned char *p = (unsigned char *)a + i * PG;
+
+		if (!mapped[i])
+			continue;
+		for (size_t j = 0; j < PG; j += 512)
+			if (p[j] != model[i])
+				return 1;
+	}
+	return 0;
+}
+
+static int stress(char *a, int depth, time_t deadline)
+{
+	char *scratch = map_area();
+	int kids = 0, st, ret = 0;
+
+	if (!scratch)
+		return 100;
+	while (time(NULL) < deadline) {
+		size_t i = next_rand() % NPAGES, n = 1 + next_rand() % 700;
+		unsigned char v = 1 + next_rand() % 255;
+
+		if (i + n > NPAGES)
+			n = NPAGES - i;
+		switch (next_rand() % 8) {
+		case 0: case 1:		/* write */
+			for (size_t k = i; k < i + n; k++)
+				if (mapped[k]) {
+					memset(a + k * PG, v, PG);
+					model[k] = v;
+				}
+			break;
+		case 2:			/* munmap, then map zeroes back */
+			if (munmap(a + i * PG, n * PG))
+				return 101;
+			if (mmap(a + i * PG, n * PG, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+				return 102;
+			memset(model + i, 0, n);
+			break;
+		case 3:			/* mprotect read-only and back */
+			if (mprotect(a + i * PG, n * PG, PROT_READ))
+				return 103;
+			if (verify(a))
+				return 104;
+			if (mprotect(a + i * PG, n * PG, PROT_READ | PROT_WRITE))
+				return 105;
+			break;
+		case 4:			/* MADV_DONTNEED */
+			if (madvise(a + i * PG, n * PG, MADV_DONTNEED))
+				return 106;
+			memset(model + i, 0, n);
+			break;
+		case 5:			/* mremap away and back */
+			if (mremap(a + i * PG, n * PG, n * PG, MREMAP_MAYMOVE | MREMAP_FIXED,
+				   scratch) != scratch) {
+				/* Only one VMA moves: EFAULT across a boundary. */
+				if (errno != EFAULT)
+					return 107;
+				break;
+			}
+			if (mremap(scratch, n * PG, n * PG, MREMAP_MAYMOVE | MREMAP_FIXED,
+				   a + i * PG) != a + i * PG)
+				return 108;
+			break;
+		case 6:			/* fork a generation */
+			if (depth >= MAXDEPTH || kids >= 2)
+				break;
+			kids++;
+			fflush(NULL);
+			switch (fork()) {
+			case -1:
+				return 109;
+			case 0:
+				next_rand();	/* the child takes another path */
+				rng += 0x9e3779b97f4a7c15ULL * (depth + kids);
+				_exit(stress(a, depth + 1, deadline));
+			}
+			break;
+		default:
+			if (verify(a))
+				return 110;
+		}
+	}
+	while (kids--) {
+		if (wait(&st) < 0)
+			return 111;
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			ret = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	}
+	return ret ? ret : verify(a) ? 112 : 0;
+}
+
+TEST_F_TIMEOUT(cow, stress, 600)
+{
+	const char *s = getenv("COW_PTE_SEED"), *t = getenv("COW_PTE_SECONDS");
+	uint64_t seed = s ? strtoull(s, NULL, 0) : 0x5eed0003;
+	int secs = t ? atoi(t) : 20;
+	pid_t pid;
+	int st;
+
+	TH_LOG("seed %#llx, %d s (COW_PTE_SEED, COW_PTE_SECONDS)",
+	       (unsigned long long)seed, secs);
+	rng = seed | 1;
+	for (size_t i = 0; i < NPAGES; i++) {
+		model[i] = (unsigned char)((1 + i) & 0xff);
+		mapped[i] = true;
+	}
+	/* Pages whose fill value is 0 read as zero, as the model says. */
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		_exit(stress(self->area, 0, time(NULL) + secs));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	EXPECT_EQ(-1, check(self->area, AREA, 1));
+}
+
+TEST_HARNESS_MAIN
