@@ -420,8 +420,13 @@ TEST(text_listing_across_reads)
 	listing_across_reads(_metadata, 0, 3000);
 }
 
+/* Tens of thousands of VMAs: minutes on a KASAN kernel under TCG, hence the timeouts. */
+FIXTURE(big) {};
+FIXTURE_SETUP(big) {}
+FIXTURE_TEARDOWN(big) {}
+
 /* Enough text (~1.5 MB) to go round the read-ahead ring of 4 x 256 KiB several times. */
-TEST(prefetch_listing_across_slots)
+TEST_F_TIMEOUT(big, prefetch_listing_across_slots, 600)
 {
 	listing_across_reads(_metadata, MMEXT_MAPS_PREFETCH, 24000);
 }
@@ -436,7 +441,7 @@ static int count_vmas(struct mmext_maps *m)
 	return ret ? ret : n;
 }
 
-TEST(prefetch_rewind_close_and_fork)
+TEST_F_TIMEOUT(big, prefetch_rewind_close_and_fork, 600)
 {
 	MMEXT_OPTS(mmext_maps_opts, o, .backend = MMEXT_MAPS_TEXT,
 		   .flags = MMEXT_MAPS_PREFETCH);
