@@ -125,7 +125,7 @@ static void tour_cow_pte(void)
 	int present, method = 0, st;
 	pid_t pid;
 
-	printf("[003] copy-on-write page tables at fork (PR_SET_COW_PTE): ");
+	printf("[003] copy-on-write page tables at fork (prctl PR_COW_PTE): ");
 	present = status(MMEXT_FEAT_COW_PTE);
 	pid = mmext_fork(NULL, &method);
 	if (pid == 0)
