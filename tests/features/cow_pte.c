@@ -215,25 +215,20 @@ TEST(prctl_args)
 /* The setting is inherited by fork (a fork server's children fork alike). */
 TEST(prctl_inherited)
 {
-	int st;
+	int st, on;
 	long opt;
 	pid_t pid;
 
 	NEED_COW_PTE(opt);
-	ASSERT_EQ(0, prctl(opt, 1, 0, 0, 0));
-	pid = fork();
-	ASSERT_GE(pid, 0);
-	if (!pid)
-		_exit(prctl(opt, 2, 0, 0, 0) == 1 ? 0 : 1);
-	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	EXPECT_EQ(0, WEXITSTATUS(st));
-	ASSERT_EQ(0, prctl(opt, 0, 0, 0, 0));
-	pid = fork();
-	ASSERT_GE(pid, 0);
-	if (!pid)
-		_exit(prctl(opt, 2, 0, 0, 0) == 0 ? 0 : 1);
-	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	EXPECT_EQ(0, WEXITSTATUS(st));
+	for (on = 1; on >= 0; on--) {
+		ASSERT_EQ(0, prctl(opt, on, 0, 0, 0));
+		pid = fork();
+		ASSERT_GE(pid, 0);
+		if (!pid)
+			_exit(prctl(opt, 2, 0, 0, 0) == on ? 0 : 1);
+		ASSERT_EQ(pid, waitpid(pid, &st, 0));
+		EXPECT_EQ(0, WEXITSTATUS(st));
+	}
 }
 
 /*
