@@ -155,6 +155,11 @@ SLOW_OPTIONS = ("PROVE_LOCKING", "LOCKDEP", "DEBUG_VM", "KASAN", "DEBUG_LIST",
                 "DEBUG_ATOMIC_SLEEP", "DEBUG_KMEMLEAK", "SLUB_DEBUG_ON", "DEBUG_PAGEALLOC")
 
 
+def kernel_dir(v):
+    """build/out/ directory of kernel v as scripts/lib.sh names it."""
+    return v + ("-bench" if os.environ.get("BENCH") == "1" else "")
+
+
 def debug_options(path):
     try:
         with open(path) as f:
@@ -206,8 +211,10 @@ def metadata(mode, records):
         meta["kernels"][v] = {
             "release": ", ".join(sorted(rel)) or "not run",
             "guest_cpu": ", ".join(sorted(cpu)) or "unknown",
-            "config_sha256": sha256(os.path.join(BUILD, "out", v, ".config")),
-            "debug_options": debug_options(os.path.join(BUILD, "out", v, ".config")),
+            "build": kernel_dir(v),
+            "config_sha256": sha256(os.path.join(BUILD, "out", kernel_dir(v), ".config")),
+            "debug_options": debug_options(os.path.join(BUILD, "out", kernel_dir(v),
+                                                        ".config")),
         }
     return meta
 
@@ -254,7 +261,8 @@ def write_report(outdir, meta, records, suites):
     ]
     for v, k in m["kernels"].items():
         dbg = ", ".join(k.get("debug_options", [])) or "none"
-        md.append(f"| {v} kernel | {k['release']}, config sha256 `{k['config_sha256'][:16]}…`"
+        md.append(f"| {v} kernel | {k['release']} (build/out/{k.get('build', v)}), config "
+                  f"sha256 `{k['config_sha256'][:16]}…`"
                   f", guest CPU {k['guest_cpu']}; debug options: {dbg} |")
     md += [
         f"| queue commit (build/linux HEAD) | `{m['queue_commit']}` (base "
@@ -270,7 +278,7 @@ def write_report(outdir, meta, records, suites):
                "figures as ratios (named/unnamed, patched/stock, backend/backend), which "
                "TCG distorts far less; the host rows run at native speed.", ""]
     if any(k.get("debug_options") for k in m["kernels"].values()):
-        md += ["The guest kernels are the test kernels, built with the debug options listed "
+        md += ["The guest kernels were built with the debug options listed "
                "above (lockdep and `DEBUG_VM` checks run on every lock and VMA operation): "
                "one more reason to compare ratios, not absolute times.", ""]
     if m.get("queue_kernel_files") == 0:
@@ -327,6 +335,9 @@ def main():
     ap.add_argument("--targets", default=",".join(TARGETS), help="host,stock,patched")
     ap.add_argument("--out", default=os.path.join(BUILD, "report"))
     ap.add_argument("--no-build", action="store_true", help="use what is built")
+    ap.add_argument("--test-kernels", action="store_true",
+                    help="measure the test kernels (lockdep, DEBUG_VM) instead of the "
+                         "benchmark builds (kernel/config/bench.config)")
     ap.add_argument("--compare", nargs=2, metavar=("A.json", "B.json"))
     ap.add_argument("--report-only", action="store_true",
                     help="rewrite report.md and plots from OUT/results.json")
@@ -347,6 +358,9 @@ def main():
         return 0
 
     mode = "quick" if args.quick else "full"
+    # kernel.sh and vm.sh pick build/out/{stock,patched}-bench with BENCH=1.
+    os.environ.pop("DEBUG", None)
+    os.environ["BENCH"] = "0" if args.test_kernels else "1"
     suites = [importlib.import_module("suites." + n) for n in SUITES]
     if args.only:
         want = set(args.only.split(","))

@@ -7,7 +7,8 @@
 #                              unchanged files, so only what a changed patch touches rebuilds)
 #   kernel.sh export           write build/linux's commits back to kernel/patches + series
 #   kernel.sh build VARIANT    build bzImage and uapi headers (VARIANT: stock|patched; DEBUG=1
-#                              adds KASAN and kmemleak in a separate object dir)
+#                              adds KASAN and kmemleak, BENCH=1 drops lockdep and DEBUG_VM,
+#                              each in a separate object dir)
 #   kernel.sh selftests        build the patched tree's tools/testing/selftests/{mm,proc}
 #   kernel.sh image VARIANT    print the path of the built bzImage
 set -euo pipefail
@@ -149,10 +150,12 @@ cmd_export() {
 config_frags() {
 	echo "$QUEUE_DIR/config/base.config"
 	[ "${DEBUG:-0}" = 1 ] && echo "$QUEUE_DIR/config/debug.config"
+	[ "${BENCH:-0}" = 1 ] && echo "$QUEUE_DIR/config/bench.config"
 	return 0
 }
 
 # Every symbol the fragments set must survive olddefconfig; kconfig drops unmet ones silently.
+# A later fragment overrides an earlier one, as in merge_config.sh.
 check_config() {
 	local cfg=$1 bad=0 line sym
 	while read -r line; do
@@ -161,7 +164,8 @@ check_config() {
 		"# CONFIG_"*" is not set") sym=${line#\# }; sym=${sym%% *}
 			! grep -q "^$sym=" "$cfg" || { echo "  wanted $sym off" >&2; bad=1; } ;;
 		esac
-	done < <(cat $(config_frags))
+	done < <(cat $(config_frags) | sed -nE 's/^# (CONFIG_[A-Za-z0-9_]+) is not set$/\1 &/p; s/^(CONFIG_[A-Za-z0-9_]+)=.*/\1 &/p' |
+		 tac | sort -s -u -k1,1 | cut -d' ' -f2-)
 	[ $bad = 0 ] || die "kernel config fragments are not satisfied (see above)"
 }
 

@@ -15,9 +15,13 @@ QUEUE_BRANCH=mmext
 die() { echo "error: $*" >&2; exit 1; }
 say() { echo ">>> $*" >&2; }
 
-# A variant is stock or patched, plus -debug when DEBUG=1 (KASAN, kmemleak).
+# A variant is stock or patched, plus -debug when DEBUG=1 (KASAN, kmemleak) or -bench
+# when BENCH=1 (no lockdep or DEBUG_VM, -O2: what benchmarks measure).
 variant_name() {
 	case $1 in stock|patched) ;; *) die "unknown kernel '$1' (stock or patched)";; esac
-	if [ "${DEBUG:-0}" = 1 ]; then echo "$1-debug"; else echo "$1"; fi
+	[ "${DEBUG:-0}" = 1 ] && [ "${BENCH:-0}" = 1 ] && die "DEBUG=1 and BENCH=1 exclude each other"
+	if [ "${DEBUG:-0}" = 1 ]; then echo "$1-debug"
+	elif [ "${BENCH:-0}" = 1 ]; then echo "$1-bench"
+	else echo "$1"; fi
 }
 variant_src() { case $1 in stock*) echo "$KSTOCK";; *) echo "$KTREE";; esac; }

@@ -6,8 +6,9 @@
 #   vm.sh [-k stock|patched] [-t SECONDS] [-l LOGDIR] [-m MEM] -- COMMAND [ARGS...]
 #
 # COMMAND runs as root in the guest, with the repo's build/guest payload at /mmext
-# (PATH includes /mmext/bin). DEBUG=1 boots the *-debug build. MMEXT_ACCEL=kvm|tcg forces
-# the accelerator; otherwise KVM is probed once per machine and TCG used if it hangs.
+# (PATH includes /mmext/bin). DEBUG=1 boots the *-debug build, BENCH=1 the *-bench
+# one. MMEXT_ACCEL=kvm|tcg forces the accelerator; otherwise KVM is probed once per
+# machine and TCG used if it hangs.
 # The run fails (exit 1) if the guest's dmesg has BUG:, WARNING:, Oops, KASAN, lockdep or
 # kmemleak reports, even when COMMAND passed; 124 on timeout. LOGDIR gets console.log,
 # output.log (the command's output) and dmesg.log.
