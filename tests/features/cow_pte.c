@@ -20,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
@@ -338,6 +339,36 @@ static int child_sharing_reported(char *area)
 			return 38 + i;
 	}
 	return 0;
+}
+
+/*
+ * A reference a child takes through a shared table (vmsplice: GUP with
+ * FOLL_GET) keeps the child's view after the child unmaps and the parent
+ * writes, as after a copying fork (the cow selftest's "Leak from parent into
+ * child" case, on a table that stays shared until the child leaves).
+ */
+TEST_F(cow, vmsplice_snapshot)
+{
+	struct iovec iov = { .iov_base = self->area, .iov_len = PG };
+	char buf[PG];
+	int p[2], st;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		if (vmsplice(p[1], &iov, 1, 0) != (ssize_t)PG)
+			_exit(1);
+		_exit(munmap(self->area, AREA) ? 2 : 0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_EQ(0, WEXITSTATUS(st));
+	memset(self->area, 0xaa, PG);
+	ASSERT_EQ((ssize_t)PG, read(p[0], buf, PG));
+	EXPECT_EQ(-1, check(buf, PG, 1));
+	close(p[0]);
+	close(p[1]);
 }
 
 TEST_F(cow, smaps_and_pagemap)
