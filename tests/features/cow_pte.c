@@ -20,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
@@ -266,6 +267,123 @@ TEST_F(cow, accounting)
 	/* The parent's tables and pages are its own throughout. */
 	EXPECT_EQ(pte, status_kb(0, "VmPTE:"));
 	EXPECT_EQ(-1, check(self->area, AREA, 1));
+}
+
+/* KEY ("Pss:", ...) of the smaps entry starting at ADDR of PID, in kB. */
+static long smaps_kb(pid_t pid, const void *addr, const char *key)
+{
+	char path[64], line[256], start[32];
+	bool in = false;
+	long val = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", pid);
+	snprintf(start, sizeof(start), "%lx-", (unsigned long)addr);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strchr(line, '-') && strchr(line, ' ') > strchr(line, '-'))
+			in = !strncmp(line, start, strlen(start));
+		else if (in && !strncmp(line, key, strlen(key)))
+			val = strtol(line + strlen(key), NULL, 10);
+	}
+	fclose(f);
+	return val;
+}
+
+/* Pages of AREA at ADDR in PID that pagemap reports exclusively mapped. */
+static long pagemap_exclusive(pid_t pid, const char *addr)
+{
+	uint64_t ent[512];
+	char path[64];
+	long n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	for (size_t off = 0; off < AREA; off += sizeof(ent) / 8 * PG) {
+		if (pread(fd, ent, sizeof(ent),
+			  (off_t)(((uintptr_t)addr + off) / PG * 8)) != sizeof(ent)) {
+			n = -1;
+			break;
+		}
+		for (int i = 0; i < 512; i++)
+			n += !!(ent[i] & (1ULL << 56));	/* PM_MMAP_EXCLUSIVE */
+	}
+	close(fd);
+	return n;
+}
+
+/*
+ * smaps and pagemap see every page mapped twice, as after a copying fork,
+ * although fork took no mapcount for the child.
+ */
+static int child_sharing_reported(char *area)
+{
+	pid_t pids[2] = { getpid(), getppid() };
+	long kb = AREA >> 10;
+
+	for (int i = 0; i < 2; i++) {
+		if (smaps_kb(pids[i], area, "Rss:") != kb)
+			return 30 + i;
+		if (smaps_kb(pids[i], area, "Pss:") != kb / 2)
+			return 32 + i;
+		if (smaps_kb(pids[i], area, "Shared_Dirty:") != kb)
+			return 34 + i;
+		if (smaps_kb(pids[i], area, "Private_Dirty:") != 0)
+			return 36 + i;
+		if (pagemap_exclusive(pids[i], area) != 0)
+			return 38 + i;
+	}
+	return 0;
+}
+
+/*
+ * A reference a child takes through a shared table (vmsplice: GUP with
+ * FOLL_GET) keeps the child's view after the child unmaps and the parent
+ * writes, as after a copying fork (the cow selftest's "Leak from parent into
+ * child" case, on a table that stays shared until the child leaves).
+ */
+TEST_F(cow, vmsplice_snapshot)
+{
+	struct iovec iov = { .iov_base = self->area, .iov_len = PG };
+	char buf[PG];
+	int p[2], st;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		if (vmsplice(p[1], &iov, 1, 0) != (ssize_t)PG)
+			_exit(1);
+		_exit(munmap(self->area, AREA) ? 2 : 0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_EQ(0, WEXITSTATUS(st));
+	memset(self->area, 0xaa, PG);
+	ASSERT_EQ((ssize_t)PG, read(p[0], buf, PG));
+	EXPECT_EQ(-1, check(buf, PG, 1));
+	close(p[0]);
+	close(p[1]);
+}
+
+TEST_F(cow, smaps_and_pagemap)
+{
+	long kb = AREA >> 10;
+
+	/* The same figures with sharing off (a copying fork) and on. */
+	for (int on = 0; on <= 1; on++) {
+		ASSERT_EQ(0, prctl(self->opt, on, 0, 0, 0));
+		EXPECT_EQ(0, in_child(child_sharing_reported, self->area))
+			TH_LOG("COW PTE %s", on ? "on" : "off");
+	}
+	/* Back to one holder: exclusive again. */
+	EXPECT_EQ(kb, smaps_kb(getpid(), self->area, "Pss:"));
+	EXPECT_EQ((long)NPAGES, pagemap_exclusive(getpid(), self->area));
 }
 
 static int child_no_sharing(char *area)
