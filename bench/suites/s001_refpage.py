@@ -72,7 +72,7 @@ def report(ctx):
         for b in BACKENDS:
             s, d = _r(ctx, t, "sparse", b), _r(ctx, t, "dense", b)
             if not s or not d:
-                u = ctx.one(target=t, case="unavailable", backend=b)
+                u = ctx.one(target=t, group="refpage", case="unavailable", backend=b)
                 md.append(f"| {t} | {b} | unavailable" + (f" (errno {u['errno']})" if u else "")
                           + " |" * 9)
                 continue
