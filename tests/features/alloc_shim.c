@@ -33,8 +33,8 @@ static int fail(const char *what)
 static int child(void)
 {
 	unsigned char want = strcmp(getenv("MMEXT_SHIM"), "anon") ? FILL : 0;
-	static unsigned char *blk[2000];
-	static size_t len[2000];
+	static unsigned char *blk[300];
+	static size_t len[300];
 	unsigned char *p, *q, *s;
 	size_t i, j, n = 200000;
 	volatile size_t half = SIZE_MAX / 2;	/* overflows on purpose, unseen by gcc */
@@ -78,15 +78,15 @@ static int child(void)
 		return fail("calloc overflow");
 	free(NULL);
 	/* Many blocks, large and small, freed in a scrambled order. */
-	for (i = 0; i < 2000; i++) {
+	for (i = 0; i < 300; i++) {
 		len[i] = i % 3 ? MIN + (i * 7919) % (4 * MIN) : 16 + i;
 		blk[i] = malloc(len[i]);
 		if (!blk[i])
 			return fail("malloc in the loop");
 		blk[i][0] = blk[i][len[i] - 1] = (unsigned char)i;
 	}
-	for (j = 0; j < 2000; j++) {
-		i = (j * 1237) % 2000;
+	for (j = 0; j < 300; j++) {
+		i = (j * 127) % 300;
 		if (blk[i][0] != (unsigned char)i || blk[i][len[i] - 1] != (unsigned char)i)
 			return fail("a block changed");
 		free(blk[i]);
