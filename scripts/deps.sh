@@ -14,6 +14,7 @@ pkgs=(
 	procps                                                            # pmap, for benchmarks
 	mandoc                                                            # man page lint
 	python3-matplotlib                                                # benchmark plots
+	poppler-utils                                                     # pdftoppm, bench s001
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -32,10 +32,11 @@ chmod +x "$root/init"
 printf '%q ' "$@" > "$root/mmext/cmd"
 echo "$v" > "$root/mmext/kernel"
 
-# Shared libraries of every ELF file, with the loader at its usual path.
+# Shared libraries of every ELF file, with the loader at its usual path (ldd's "FILE:"
+# header lines name the payload's own files, shared objects among them).
 find "$root" -type f -perm -u+x -print0 | xargs -0 file -N -F '|' 2>/dev/null |
 	awk -F'|' '/ELF .*dynamically linked/ {print $1}' | xargs -r ldd 2>/dev/null |
-	grep -o '/[^ ]*\.so[^ ]*' | sort -u | while read -r lib; do
+	grep -v ':$' | grep -o '/[^ ]*\.so[^ ]*' | sort -u | while read -r lib; do
 		[ -e "$root$lib" ] && continue
 		mkdir -p "$root$(dirname "$lib")"
 		cp -L "$lib" "$root$lib"
