@@ -670,6 +670,47 @@ TEST_F(cow, parent_changes)
 				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
 }
 
+/*
+ * File-backed memory is never shared by fork: a private file mapping (with
+ * pages the parent wrote, so anonymous copies) and a shared one behave as
+ * after a plain fork while the private anonymous area is shared.
+ */
+TEST_F(cow, file_backed)
+{
+	int fd = memfd_create("cow_pte", 0), st;
+	char *priv, *shr;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, 2 * PMD_SZ));
+	priv = mmap(NULL, 2 * PMD_SZ, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	shr = mmap(NULL, 2 * PMD_SZ, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, priv);
+	ASSERT_NE(MAP_FAILED, shr);
+	fill(shr, 2 * PMD_SZ, 5);		/* the file */
+	fill(priv, PMD_SZ, 6);			/* private copies of half */
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		if (check(priv, PMD_SZ, 6) >= 0 || check(priv + PMD_SZ, PMD_SZ,
+							 5 + PMD_SZ / PG) >= 0)
+			_exit(1);
+		fill(priv, 2 * PMD_SZ, 7);
+		fill(shr, PMD_SZ, 8);
+		fill(self->area, AREA, 9);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	EXPECT_EQ(-1, check(priv, PMD_SZ, 6));		/* the parent's copies */
+	EXPECT_EQ(-1, check(shr, PMD_SZ, 8));		/* the child's file writes */
+	EXPECT_EQ(-1, check(priv + PMD_SZ, PMD_SZ, 5 + PMD_SZ / PG));
+	EXPECT_EQ(-1, check(self->area, AREA, 1));
+	munmap(priv, 2 * PMD_SZ);
+	munmap(shr, 2 * PMD_SZ);
+	close(fd);
+}
+
 /* Memory fork does not share (MAP_SHARED, THP) behaves as before. */
 TEST_F(cow, shared_and_thp)
 {
