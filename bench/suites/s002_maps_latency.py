@@ -13,7 +13,6 @@ TARGETS = ("host", "stock", "patched")
 PLAN = {"quick": {"runs": 20, "seconds": 1.0, "lookup_runs": 5},
         "full": {"runs": 100, "seconds": 2.0, "lookup_runs": 15}}
 # The seed's figures (v3 cover letter; Paul McKenney's test, 10 s runs).
-SEED_STOCK_MEDIAN_US = 13.0
 SEED_PATCHED_MEDIAN_US = 10.0
 
 
@@ -39,9 +38,22 @@ def _runs(ctx, target):
     return ctx.find(target=target, group="maps_latency", case="run")
 
 
-def _median_op(ctx, target):
-    r = ctx.one(target=target, group="maps_latency", case="mmap/munmap op")
+def _uncontended(ctx, target):
+    r = ctx.one(target=target, group="maps_latency", case="mmap/munmap op uncontended")
     return r["median"] if r else None
+
+
+def _us(x):
+    return "–" if x is None else f"{x:.1f} µs"
+
+
+def _fallbacks(ctx, target):
+    """Share of lockless maps lookups repeated under mmap_lock (/proc/vmstat)."""
+    r = ctx.one(target=target, group="maps_latency", case="vmstat")
+    if not r:
+        return "–"
+    n = r["vma_lock"] + r["mmap_lock"]
+    return f"{100 * r['mmap_lock'] / n:.2f}% of {n:,}" if n else "0"
 
 
 def _frac_above(maxima, thr_us):
@@ -74,34 +86,51 @@ def report(ctx):
               "process, and with 3 processes on 2 vCPUs the mapper's latency would mostly be "
               "waiting for a CPU, more so on the patched kernel, whose scanners never sleep on "
               "mmap_lock.")
-    # Thresholds scaled to this machine: our stock median over the seed's stock median.
-    stock_med = _median_op(ctx, "stock")
-    scale = stock_med / SEED_STOCK_MEDIAN_US if stock_med else None
+    # Thresholds scaled to this machine: the stock kernel's mapper with nobody reading its
+    # maps, against the seed's patched median (its mapper barely waited: the nearest the
+    # seed comes to an uncontended figure).
+    unc = _uncontended(ctx, "stock")
+    scale = unc / SEED_PATCHED_MEDIAN_US if unc else None
     thr = [500.0, 1000.0]
     if scale and scale > 1.5:
         thr += [500.0 * scale, 1000.0 * scale]
-        md.append(f"Scaled thresholds: our stock median operation latency is {stock_med:.1f} "
-                  f"µs against the seed's 13 µs, a factor of {scale:.1f}; 0.5 ms and 1 ms "
-                  f"scale to {thr[2] / 1000:.1f} ms and {thr[3] / 1000:.1f} ms.")
+        md.append(f"Scaled thresholds: with nobody reading its maps, the mapper's median "
+                  f"operation takes {unc:.1f} µs on our stock kernel, against the seed's "
+                  f"patched median of 10 µs, a factor of {scale:.1f}; 0.5 ms and 1 ms scale "
+                  f"to {thr[2] / 1000:.1f} ms and {thr[3] / 1000:.1f} ms. Per-run maxima "
+                  "under TCG also catch vCPU preemption by the host, which no kernel change "
+                  "removes: the operation latency percentiles over all runs (p99, p99.9) "
+                  "show the tail more steadily, and the rows \"nobody reading\" (the same mapper "
+                  "alone, a fifth as many runs) show what the machine adds by itself.")
     md += ["", "| kernel | runs | " + " | ".join(f"max > {t / 1000:.3g} ms" for t in thr) +
-           " | median op | median of run means | worst max | scanner reads/run |",
-           "|---|---|" + "---|" * (len(thr) + 4)]
+           " | median op | p99 | p99.9 | median of run means | worst max | scanner reads/run "
+           "| lookups under mmap_lock |", "|---|---|" + "---|" * (len(thr) + 7)]
     md.append("| seed stock | – | 78% | >50% | " + " | " * (len(thr) - 2) +
-              "13 µs | – | – | – |")
+              "13 µs | – | – | – | – | – | – |")
     md.append("| seed patched | – | 2% | – | " + " | " * (len(thr) - 2) +
-              "10 µs | – | – | – |")
+              "10 µs | – | – | – | – | – | – |")
     rows = {}
     for t in targets:
         rs = _runs(ctx, t)
         maxima = [r["max_us"] for r in rs]
         means = [r["mean_us"] for r in rs]
         reads = [r["scanner_reads"] for r in rs]
-        med = _median_op(ctx, t)
+        op = ctx.one(target=t, group="maps_latency", case="mmap/munmap op") or {}
+        med = op.get("median")
         rows[t] = (maxima, med)
+        floor = [r["max_us"] for r in ctx.find(target=t, group="maps_latency",
+                                                case="uncontended run")]
+        if floor:
+            md.append(f"| {t}, nobody reading | {len(floor)} | " +
+                      " | ".join(_pct(_frac_above(floor, x)) for x in thr) +
+                      f" | {_us(_uncontended(ctx, t))} | | | | "
+                      f"{max(floor) / 1000:.1f} ms | – | – |")
         md.append(f"| {t} | {len(rs)} | " +
                   " | ".join(_pct(_frac_above(maxima, x)) for x in thr) +
-                  f" | {med:.1f} µs | {statistics.median(means):.1f} µs | "
-                  f"{max(maxima) / 1000:.1f} ms | {statistics.median(reads):.0f} |")
+                  f" | {_us(med)} | {_us(op.get('p99'))} | {_us(op.get('p999'))} | "
+                  f"{statistics.median(means):.1f} µs | "
+                  f"{max(maxima) / 1000:.1f} ms | {statistics.median(reads):.0f} | "
+                  f"{_fallbacks(ctx, t)} |")
     if "stock" in rows and "patched" in rows and rows["stock"][1] and rows["patched"][1]:
         r = rows["patched"][1] / rows["stock"][1]
         md += ["", f"Median operation latency patched/stock: **{r:.2f}** (goal ≤ 0.8; the "
