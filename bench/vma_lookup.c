@@ -28,13 +28,16 @@
 extern char **environ;
 
 static const char usage[] =
-	"Usage: vma_lookup [--runs N] [--json FILE] [--vmas N] [--writer]\n"
+	"Usage: vma_lookup [--runs N] [--json FILE] [--vmas N] [--writer] [--lockless 0|1]\n"
 	"Time VMA lookups and listings at 1k and 60k VMAs, and mmext maps against pmap.\n"
-	"--vmas N: only N VMAs, kernel side only; --writer: with a concurrent mmap writer.\n"
+	"--vmas N: only N VMAs, kernel side only; --writer: with a concurrent mmap writer;\n"
+	"--lockless 0|1: set /sys/kernel/mm/lockless_maps/enabled for the run (root; the\n"
+	"mmap_lock reader and the lockless one on the same boot), restored at exit.\n"
 	"The mmext binary is $MMEXT, else ../bin/mmext next to this program.\n";
 
 static long only_vmas;		/* --vmas */
 static int with_writer;		/* --writer */
+static int lockless = -1;	/* --lockless */
 static volatile int writer_stop;
 static unsigned long writer_ops;
 
@@ -49,6 +52,9 @@ static int opt(int val, const char *arg)
 	case 257:
 		with_writer = 1;
 		return 0;
+	case 258:
+		lockless = !strcmp(arg, "1") ? 1 : !strcmp(arg, "0") ? 0 : -2;
+		return lockless < 0 ? -1 : 0;
 	}
 	return -1;
 }
@@ -89,17 +95,19 @@ static char *make_vmas(size_t pages)
 
 static void extra_of(char *buf, size_t n)
 {
-	snprintf(buf, n, "\"vmas\":%d,\"writer\":%s", nvmas, with_writer ? "true" : "false");
+	snprintf(buf, n, "\"vmas\":%d,\"writer\":%s,\"lockless\":%d", nvmas,
+		 with_writer ? "true" : "false", lockless);
 }
 
 /* Size class of a case name: the historical 1k/60k, or the exact count with --vmas. */
 static const char *size_name(void)
 {
-	static char buf[32];
+	static char buf[64];
 
 	if (!only_vmas)
 		return nvmas > 10000 ? "60k" : "1k";
-	snprintf(buf, sizeof(buf), "%ldk%s", only_vmas / 1000, with_writer ? " +writer" : "");
+	snprintf(buf, sizeof(buf), "%ldk%s%s", only_vmas / 1000, with_writer ? " +writer" : "",
+		 lockless == 0 ? " mmap_lock reader" : lockless == 1 ? " lockless reader" : "");
 	return buf;
 }
 
@@ -344,6 +352,24 @@ static void measure(char *region, size_t pages, int runs)
 	ratio(what, b, a, 0);
 }
 
+#define LOCKLESS_SWITCH "/sys/kernel/mm/lockless_maps/enabled"
+
+/* Write the lockless maps switch; returns the old value, or -1 with a message. */
+static int set_switch(int val)
+{
+	char old = 0;
+	int fd = open(LOCKLESS_SWITCH, O_RDWR);
+
+	if (fd < 0 || read(fd, &old, 1) != 1 || pwrite(fd, val ? "1" : "0", 1, 0) != 1) {
+		fprintf(stderr, "vma_lookup: %s: %s\n", LOCKLESS_SWITCH, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return old == '1';
+}
+
 int main(int argc, char **argv)
 {
 	int runs = 7;
@@ -356,8 +382,10 @@ int main(int argc, char **argv)
 	static const struct option extra[] = {
 		{ "vmas", required_argument, NULL, 256 },
 		{ "writer", no_argument, NULL, 257 },
+		{ "lockless", required_argument, NULL, 258 },
 		{ NULL, 0, NULL, 0 },
 	};
+	int old_switch = -1;
 	pthread_t wt;
 
 	bench_init_opts(argc, argv, "vma_lookup", usage, &runs, extra, opt);
@@ -381,6 +409,13 @@ int main(int argc, char **argv)
 		printf("# vm.max_map_count is %ld: the large case uses %zu VMAs\n", max_map, big);
 	}
 
+	if (lockless >= 0) {
+		old_switch = set_switch(lockless);
+		if (old_switch < 0)
+			return 1;
+		printf("# %s reader (lockless_maps/enabled = %d)\n",
+		       lockless ? "lockless" : "mmap_lock", lockless);
+	}
 	if (with_writer && pthread_create(&wt, NULL, writer, NULL)) {
 		perror("starting the writer");
 		return 1;
@@ -397,6 +432,8 @@ int main(int argc, char **argv)
 			pthread_join(wt, NULL);
 			printf("# the writer made %lu munmap+mmap pairs\n", writer_ops);
 		}
+		if (old_switch >= 0)
+			set_switch(old_switch);
 		return 0;
 	}
 	region = make_vmas(1000);
