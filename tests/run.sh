@@ -90,14 +90,18 @@ for tier in $tiers; do
 		grep -E '^Done|^#[0-9]+ *DONE' "$logs/fuzz.log" | sed 's/^/# /'
 		;;
 	stock|patched|patched-cow-all)
+		# KASAN and kmemleak make the large-VMA tests several times slower under TCG.
+		suite_t=600 vm_t=2400
+		[ "${DEBUG:-0}" = 1 ] && suite_t=1800 vm_t=7200
 		if [ $tier = patched-cow-all ]; then
 			# Test switch: every fork shares PTE tables; the selftest subset must not notice.
-			"$MMEXT_ROOT/scripts/vm.sh" -k patched -t 2400 -l "$MMEXT_BUILD/logs/vm-$tier" -- \
-				sh -c 'echo 1 > /sys/kernel/mm/cow_pte/force_all &&
-				       exec /mmext/tests/run-suite.sh -R /mmext/tests/selftests.list'
+			"$MMEXT_ROOT/scripts/vm.sh" -k patched -t $vm_t -l "$MMEXT_BUILD/logs/vm-$tier" -- \
+				sh -c "echo 1 > /sys/kernel/mm/cow_pte/force_all &&
+				       exec /mmext/tests/run-suite.sh -t $suite_t -R /mmext/tests/selftests.list"
 		else
-			"$MMEXT_ROOT/scripts/vm.sh" -k $tier -t 2400 -l "$MMEXT_BUILD/logs/vm-$tier" -- \
-				/mmext/tests/run-suite.sh /mmext/bin/tests.list -R /mmext/tests/selftests.list
+			"$MMEXT_ROOT/scripts/vm.sh" -k $tier -t $vm_t -l "$MMEXT_BUILD/logs/vm-$tier" -- \
+				/mmext/tests/run-suite.sh -t $suite_t /mmext/bin/tests.list \
+				-R /mmext/tests/selftests.list
 		fi
 		rc=$?
 		cp "$MMEXT_BUILD/logs/vm-$tier/output.log" "$out" 2>/dev/null || : > "$out"
