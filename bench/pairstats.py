@@ -114,10 +114,11 @@ def main(paths):
                 if r.get("case") != "regression" or "a" not in r:
                     continue
                 seen += 1
+                reg = regression(r["a"], r["b"], r.get("round_pairs"))
                 print(f"{r.get('bench')}: {r.get('vmas')} VMAs x {r.get('pages')} pages"
                       f"{' (A/A)' if r.get('aa') else ''}: {len(r['a'])} pairs, B/A "
-                      f"{fmt(regression(r['a'], r['b'], r.get('round_pairs')))} "
-                      f"({LEVEL:.0%} interval)")
+                      f"{fmt(reg)}" + (f" ({LEVEL:.0%} interval)" if reg["lo"] is not None
+                                       else ""))
     return 0 if seen else 1
 
 

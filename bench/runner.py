@@ -19,6 +19,7 @@ TARGETS = ("host", "stock", "patched")
 GUEST_BENCH = "/mmext/bench"    # build/guest/bench as the guest sees it
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pairstats  # noqa: E402
 from suites import SUITES  # noqa: E402
 
 T0 = time.monotonic()
@@ -378,6 +379,15 @@ def compare(a_path, b_path):
               f"{r['median']:12.4g} {r['median'] / o['median']:7.3f}")
         n += 1
     print(f"# {n} results in both; B/A > 1: B slower")
+    # Paired regressions (fork_named's pairs): each run's own figure and interval.
+    ar = {key(r): r for r in a["records"] if r.get("case") == "regression" and r.get("a")}
+    for r in b["records"]:
+        o = ar.get(key(r))
+        if r.get("case") != "regression" or not r.get("a") or not o:
+            continue
+        ra, rb = (pairstats.regression(x["a"], x["b"], x.get("round_pairs")) for x in (o, r))
+        print(f"{r['target']:8} {r['bench']:11} paired vmas={r.get('vmas')} "
+              f"pages={r.get('pages')}: A {pairstats.fmt(ra)}, B {pairstats.fmt(rb)}")
     return 0 if n else 1
 
 
