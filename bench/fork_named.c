@@ -29,19 +29,19 @@
 #include "bench.h"
 
 static const char usage[] =
-	"Usage: fork_named [--runs N] [--seconds S] [--rounds R] [--json FILE] [--vmas N]\n"
-	"                  [--pages P] [--warmup W] [--cpu C] [--rt 0|1] [--aa]\n"
+	"Usage: fork_named [--runs N] [--seconds S] [--rounds R] [--min-pairs M] [--json FILE]\n"
+	"                  [--vmas N] [--pages P] [--warmup W] [--cpu C] [--rt 0|1] [--aa]\n"
 	"Time fork() of a process with N anonymous VMAs (default 64000) against the same\n"
 	"with every VMA named, each VMA holding P pages of random data (default 0:\n"
 	"unpopulated). Two processes, one per case, fork in turn: up to N pairs in all\n"
 	"(--runs, default 200) in R rounds (default 2) that swap which process is named,\n"
-	"each round stopping after S/R seconds of pairs (default 0: no limit; at least 4\n"
-	"pairs) and starting with W untimed forks each (default 3). Both are pinned to CPU C\n"
-	"(default 0; -1: not pinned) and run SCHED_FIFO so a child cannot run before fork()\n"
-	"returns (--rt 0: not). --aa names neither (an A/A test: the noise floor of the\n"
-	"design); so does a kernel that cannot name VMAs.\n";
+	"each round stopping after S/R seconds of pairs (default 0: no limit) but not before\n"
+	"M pairs (default 4), and starting with W untimed forks each (default 3). Both are\n"
+	"pinned to CPU C (default 0; -1: not pinned) and run SCHED_FIFO so a child cannot\n"
+	"run before fork() returns (--rt 0: not). --aa names neither (an A/A test: the noise\n"
+	"floor of the design); so does a kernel that cannot name VMAs.\n";
 
-enum { O_VMAS = 256, O_PAGES, O_WARMUP, O_CPU, O_RT, O_SECONDS, O_ROUNDS, O_AA };
+enum { O_VMAS = 256, O_PAGES, O_WARMUP, O_CPU, O_RT, O_SECONDS, O_ROUNDS, O_MIN, O_AA };
 static const struct option extra_opts[] = {
 	{ "vmas", required_argument, NULL, O_VMAS },
 	{ "pages", required_argument, NULL, O_PAGES },
@@ -50,13 +50,13 @@ static const struct option extra_opts[] = {
 	{ "rt", required_argument, NULL, O_RT },
 	{ "seconds", required_argument, NULL, O_SECONDS },
 	{ "rounds", required_argument, NULL, O_ROUNDS },
+	{ "min-pairs", required_argument, NULL, O_MIN },
 	{ "aa", no_argument, NULL, O_AA },
 	{ 0 }
 };
 
 /* Pairs per round even when its time has run out: a median needs a few. */
-#define MIN_PAIRS 4
-
+static long min_pairs = 4;
 static long nvmas = 64000, npages, warmup = 3, cpu, rt = 1, seconds, rounds = 2, aa;
 static size_t psz;
 
@@ -80,6 +80,7 @@ static int parse_opt(int val, const char *arg)
 	case O_RT: rt = v; return v < 0 || v > 1 ? -1 : 0;
 	case O_SECONDS: seconds = v; return v < 0 || v > 86400 ? -1 : 0;
 	case O_ROUNDS: rounds = v; return v < 1 || v > 100 ? -1 : 0;
+	case O_MIN: min_pairs = v; return v < 1 || v > 100000 ? -1 : 0;
 	}
 	return -1;
 }
@@ -329,16 +330,17 @@ int main(int argc, char **argv)
 	const char *bname;
 	int runs = 200, k, fds[2], maps = 0, ret;
 	long n = 0, r, i, *per_round, start_n;
-	double *t[2], *tmp, mean[2], med[2], t0, last, el = 0, lsum = 0, ans;
+	double *t[2], *tmp, mean[2], med[2], t0, last, el = 0, lsum = 0, ans, t_start;
 	char extra[256], *json, *p;
 	struct proc w[2];
 	struct bench_stats s;
 
+	t_start = bench_ns();
 	bench_init_opts(argc, argv, "fork_named", usage, &runs, extra_opts, parse_opt);
 	psz = sysconf(_SC_PAGESIZE);
 	signal(SIGPIPE, SIG_IGN);	/* a dead worker is an error message, not a silent exit */
-	if (runs < rounds * MIN_PAIRS)
-		runs = rounds * MIN_PAIRS;
+	if (runs < rounds * min_pairs)
+		runs = rounds * min_pairs;
 
 	/* Both build their VMAs at once, on both CPUs, with the same data. */
 	start(&w[0], 0x9e3779b97f4a7c15ull, NULL, 0);
@@ -395,8 +397,9 @@ int main(int argc, char **argv)
 				return 1;
 			}
 		}
-		fprintf(stderr, "fork_named: %ld VMAs x %ld pages: round %ld/%ld, process %d "
-			"plays %s\n", nvmas, npages, r + 1, rounds, !u + 1, bname);
+		fprintf(stderr, "fork_named: %ld VMAs x %ld pages: round %ld/%ld at %.0f s, "
+			"process %d plays %s\n", nvmas, npages, r + 1, rounds,
+			(bench_ns() - t_start) / 1e9, !u + 1, bname);
 		for (i = 0; i < warmup; i++) {
 			fork_in(&w[u]);
 			fork_in(&w[!u]);
@@ -407,7 +410,7 @@ int main(int argc, char **argv)
 			/* Pairs AB, BA, AB, ...: neither case always goes first. */
 			int first = (n - start_n) % 2;
 
-			if (seconds && n - start_n >= MIN_PAIRS &&
+			if (seconds && n - start_n >= min_pairs &&
 			    bench_ns() - rt0 >= 1e9 * seconds / rounds)
 				break;
 			t[first][n] = fork_in(&w[first ? !u : u]);
@@ -456,9 +459,9 @@ int main(int argc, char **argv)
 	p += sprintf(p, ",\"b\":");
 	json_array(p, t[1], n);
 	bench_json(json);
-	printf("# %ld VMAs x %ld pages, %ld pairs in %.0f s: unnamed %.3f ms mean / %.3f median, "
+	printf("# %ld VMAs x %ld pages, %ld pairs in %.0f s (%.0f s in all): unnamed %.3f ms mean / %.3f median, "
 	       "%s %.3f / %.3f; paired %+.1f%% (bench/pairstats.py gives the interval)\n", nvmas,
-	       npages, n, el, mean[0], med[0], bname, mean[1], med[1],
+	       npages, n, el, (bench_ns() - t_start) / 1e9, mean[0], med[0], bname, mean[1], med[1],
 	       100 * (exp(lsum / rounds) - 1));
 	return 0;
 }

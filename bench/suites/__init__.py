@@ -2,6 +2,14 @@
 # The benchmark suites bench/runner.py runs, in report order. A suite is one module in
 # this directory (see s000_fork_named.py for the interface); adding one is adding the
 # file and its name here.
+#
+# Estimates (each suite's estimate()): seconds measured under TCG with the benchmark
+# kernels on the 2-core development machine while kernels were being built beside it
+# (load 4-6), divided by 3 for a quiet machine, as an earlier quiet full run (22 minutes
+# for seeds 000, 001, 002 and 004) suggests; not yet checked on a quiet machine.
+# Wall-clock parts (a benchmark that runs for a set time) are not divided. The runner
+# prints each seed's measured time beside its estimate, and the report keeps both: the
+# check for the next calibration.
 SUITES = [
     "s000_fork_named",
     "s001_refpage",
