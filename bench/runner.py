@@ -158,8 +158,8 @@ def run_guest(suites, mode, target, records, est, times):
 
 
 # Seconds to pack the initramfs, boot a guest and shut it down under TCG with the benchmark
-# kernels (measured 9-24 s during kernel builds).
-GUEST_BOOT = 25
+# kernels (measured 7-24 s, more when kernels were building beside it).
+GUEST_BOOT = 15
 
 
 def timed_runs(records, target, seed):

@@ -4,10 +4,8 @@
 # file and its name here.
 #
 # Estimates (each suite's estimate()): seconds measured under TCG with the benchmark
-# kernels on the 2-core development machine while kernels were being built beside it
-# (load 4-6), divided by 3 for a quiet machine, as an earlier quiet full run (22 minutes
-# for seeds 000, 001, 002 and 004) suggests; not yet checked on a quiet machine.
-# Wall-clock parts (a benchmark that runs for a set time) are not divided. The runner
+# kernels on the 2-core development machine in a quick run at load 3-3.5 (others' work
+# beside it). A quiet machine should be faster; none was available to check. The runner
 # prints each seed's measured time beside its estimate, and the report keeps both: the
 # check for the next calibration.
 SUITES = [

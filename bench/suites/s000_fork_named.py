@@ -25,7 +25,7 @@ SEED_STRDUP = {0: (16.73, 23.34, 39.51), 1: (51.98, 59.94, 15.31), 10: (66.86, 7
 # bounds the run; the pair cap only stops a fast machine from collecting thousands.
 PLAN = {
     "quick": {(4000, 0): (4, 400, 2, 2), (4000, 10): (4, 400, 2, 2),
-              (64000, 0): (16, 400, 2, 1), (64000, 1): (16, 400, 2, 1)},
+              (64000, 0): (16, 400, 2, 1)},
     "full": {(4000, 0): (15, 1000, 2, 3), (4000, 1): (15, 1000, 2, 3),
              (4000, 10): (15, 1000, 2, 3), (64000, 0): (60, 1000, 2, 2),
              (64000, 1): (60, 1000, 2, 2), (64000, 10): (90, 1000, 2, 1)},
@@ -34,9 +34,11 @@ PLAN = {
 HOST_SECONDS = {"quick": 3, "full": 8}
 # Seconds per VMA around the timed pairs under TCG with the benchmark kernels, by pages
 # per VMA: building both processes, naming, warm-up, tearing down; and of one pair (the
-# one that runs past the time, and the minimum pairs). See __init__.py for how measured.
-TCG_AROUND = {0: 3.3e-5, 1: 1.1e-4, 10: 5e-4}
-TCG_PAIR = {0: 4.5e-6, 1: 8e-6, 10: 2e-5}
+# one that runs past the time, and the minimum pairs); see __init__.py. The patched guest
+# builds and names VMAs about 4 times slower than stock (16-19 s against 3-5 s for
+# 64,000): these are the patched figures.
+TCG_AROUND = {0: 2.4e-4, 1: 4e-4, 10: 1e-3}
+TCG_PAIR = {0: 7e-6, 1: 1.5e-5, 10: 4e-5}
 HOST_AROUND = {0: 2e-5, 1: 5e-5, 10: 2.5e-4}
 
 

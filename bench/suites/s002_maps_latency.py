@@ -31,9 +31,9 @@ def runs(mode, target):
 def estimate(mode, target):
     p = PLAN[mode]
     # The mapper's runs (wall-clock seconds each, plus start-up), then both vma_lookup
-    # cases: about 0.9 s per run under TCG with the benchmark kernels (measured during a
-    # kernel build, divided by 3: see suites/__init__.py), 0.2 s on the host.
-    per_lookup = 0.2 if target == "host" else 0.9
+    # cases: about 1.3 s per run under TCG with the benchmark kernels (see
+    # suites/__init__.py), 0.2 s on the host.
+    per_lookup = 0.2 if target == "host" else 1.3
     return int(p["runs"] * p["seconds"] * 1.05 + 2 * p["lookup_runs"] * per_lookup + 3)
 
 
