@@ -459,8 +459,8 @@ int main(int argc, char **argv)
 	p += sprintf(p, ",\"b\":");
 	json_array(p, t[1], n);
 	bench_json(json);
-	printf("# %ld VMAs x %ld pages, %ld pairs in %.0f s (%.0f s in all): unnamed %.3f ms mean / %.3f median, "
-	       "%s %.3f / %.3f; paired %+.1f%% (bench/pairstats.py gives the interval)\n", nvmas,
+	printf("# %ld VMAs x %ld pages, %ld pairs in %.0f s (%.0f s in all): unnamed %.3f ms "
+	       "mean / %.3f median, %s %.3f / %.3f; paired %+.1f%% (bench/pairstats.py gives the interval)\n", nvmas,
 	       npages, n, el, (bench_ns() - t_start) / 1e9, mean[0], med[0], bname, mean[1], med[1],
 	       100 * (exp(lsum / rounds) - 1));
 	return 0;

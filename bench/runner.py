@@ -467,7 +467,8 @@ def main():
         else:
             status |= run_guest(ts, mode, t, records, est[t], suite_seconds[t])
         seconds[t] = time.monotonic() - t1
-        say(f"{t} done in {fmt_secs(seconds[t])} (estimated {fmt_secs(est[t] + (t != 'host') * GUEST_BOOT)})")
+        boot = GUEST_BOOT if t != "host" else 0
+        say(f"{t} done in {fmt_secs(seconds[t])} (estimated {fmt_secs(est[t] + boot)})")
     for line in run_summary(records, suite_seconds, seed_est):
         say(line)
 

@@ -4,7 +4,7 @@
 # file and its name here.
 #
 # Estimates (each suite's estimate()): seconds measured under TCG with the benchmark
-# kernels on the 2-core development machine in a quick run at load 3-3.5 (others' work
+# kernels on the 2-core development machine in a quick run at load 1.4-3.7 (others' work
 # beside it). A quiet machine should be faster; none was available to check. The runner
 # prints each seed's measured time beside its estimate, and the report keeps both: the
 # check for the next calibration.
