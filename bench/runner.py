@@ -19,6 +19,7 @@ TARGETS = ("host", "stock", "patched")
 GUEST_BENCH = "/mmext/bench"    # build/guest/bench as the guest sees it
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pairstats  # noqa: E402
 from suites import SUITES  # noqa: E402
 
 T0 = time.monotonic()
@@ -48,14 +49,27 @@ def fmt_secs(s):
 
 
 class Parser:
-    """Collects "# bench {json}" lines, tagged with where they ran and for which suite."""
+    """Collects "# bench {json}" lines, tagged with where they ran and for which suite;
+    when live, also the seconds each suite took (times, by seed)."""
 
-    def __init__(self, target, records, quiet=False):
+    def __init__(self, target, records, quiet=False, times=None):
         self.target, self.records, self.quiet = target, records, quiet
         self.suite = self.label = None
+        self.times, self.t_start = times, None
+
+    def _clock(self, suite):
+        now = time.monotonic()
+        if self.times is not None and self.suite and self.t_start is not None:
+            self.times[self.suite] = self.times.get(self.suite, 0) + now - self.t_start
+        self.t_start = now
 
     def line(self, line):
+        if line == "@@end":
+            self._clock(None)
+            self.suite = None
+            return
         if line.startswith("@@suite "):
+            self._clock(line)
             _, self.suite, self.label = line.split(maxsplit=2)
             if not self.quiet:
                 say(f"{self.target}: seed {self.suite}: {self.label}")
@@ -85,11 +99,12 @@ def guest_script(suites, mode, target):
         for label, argv in s.runs(mode, target):
             lines.append(f"echo @@suite {s.SEED} {shlex.quote(label)}")
             lines.append("./" + " ".join(shlex.quote(a) for a in argv) + " || true")
+    lines.append("echo @@end")
     return "\n".join(lines) + "\n"
 
 
-def run_host(suites, mode, records):
-    p = Parser("host", records)
+def run_host(suites, mode, records, times):
+    p = Parser("host", records, times=times)
     for s in suites:
         for label, argv in s.runs(mode, "host"):
             p.line(f"@@suite {s.SEED} {label}")
@@ -100,9 +115,10 @@ def run_host(suites, mode, records):
                 p.line(line.rstrip("\n"))
             if proc.wait():
                 say(f"host: {argv[0]} exited {proc.returncode}")
+    p.line("@@end")
 
 
-def run_guest(suites, mode, target, records, est):
+def run_guest(suites, mode, target, records, est, times):
     path = os.path.join(BUILD, "guest", "bench", f"run-{target}.sh")
     with open(path, "w") as f:
         f.write(guest_script(suites, mode, target))
@@ -114,7 +130,7 @@ def run_guest(suites, mode, target, records, est):
            "-m", f"{mem}G", "-l", logdir, "--", "bash", f"{GUEST_BENCH}/run-{target}.sh"]
     say(f"booting {target} ({mem} GiB, timeout {timeout} s); console: {logdir}/console.log")
     # Live: progress only (quiet=None); the results come from output.log below.
-    p = Parser(target, records, quiet=None)
+    p = Parser(target, records, quiet=None, times=times)
     # The console (boot log, tables) goes to a file; only progress lines are shown.
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, errors="replace")
@@ -122,7 +138,7 @@ def run_guest(suites, mode, target, records, est):
         line = line.rstrip("\r\n")
         if line.startswith((">>>", "error:")):
             print(f"    {line}", file=sys.stderr, flush=True)
-        elif line.startswith("@@suite "):
+        elif line.startswith("@@suite ") or line == "@@end":
             p.line(line)
         elif p.suite and not line.startswith("# bench "):
             p.line(line)
@@ -139,6 +155,30 @@ def run_guest(suites, mode, target, records, est):
     if rc:
         say(f"{target}: vm.sh exited {rc} (see {logdir}); keeping what was measured")
     return rc
+
+
+# Seconds to pack the initramfs, boot a guest and shut it down under TCG with the benchmark
+# kernels (measured 7-24 s, more when kernels were building beside it).
+GUEST_BOOT = 15
+
+
+def timed_runs(records, target, seed):
+    """Results and timed runs (repetitions summed over results) of one seed on one target."""
+    rs = [r for r in records if r.get("target") == target and r.get("suite") == seed
+          and r.get("case") != "machine" and isinstance(r.get("runs"), int)]
+    return len(rs), sum(r["runs"] for r in rs)
+
+
+def run_summary(records, suite_seconds, seed_est):
+    """Lines: per target and seed, the time taken against the estimate and the runs."""
+    out = []
+    for t, per in suite_seconds.items():
+        for seed, est in seed_est.get(t, {}).items():
+            n, runs = timed_runs(records, t, seed)
+            took = per.get(seed)
+            out.append(f"{t}: seed {seed}: {fmt_secs(took) if took is not None else 'not run'}"
+                       f" (estimated {fmt_secs(est)}), {n} results of {runs} timed runs")
+    return out
 
 
 def sha256(path):
@@ -271,6 +311,21 @@ def write_report(outdir, meta, records, suites):
         f"| wall time | {fmt_secs(m.get('seconds', 0))} (estimated {fmt_secs(m.get('estimate', 0))}) |",
         "",
     ]
+    if m.get("suite_seconds"):
+        ts = list(m["suite_seconds"])
+        md += ["Time per seed and target, measured (estimated), and the timed runs behind "
+               "the results (repetitions summed over a seed's cases):", "",
+               "| seed | " + " | ".join(ts) + " |", "|---|" + "---|" * len(ts)]
+        for s in suites:
+            cells = []
+            for t in ts:
+                took = m["suite_seconds"][t].get(s.SEED)
+                est = m.get("suite_estimates", {}).get(t, {}).get(s.SEED)
+                n, runs = timed_runs(records, t, s.SEED)
+                cells.append("–" if took is None else
+                             f"{fmt_secs(took)} ({fmt_secs(est or 0)}), {runs} runs")
+            md.append(f"| {s.SEED} | " + " | ".join(cells) + " |")
+        md.append("")
     if m["accel"] != "kvm":
         md += ["**The guests run under TCG** (QEMU's binary translator, no hardware "
                "virtualisation): every kernel entry, page fault and TLB flush is emulated, "
@@ -325,6 +380,15 @@ def compare(a_path, b_path):
               f"{r['median']:12.4g} {r['median'] / o['median']:7.3f}")
         n += 1
     print(f"# {n} results in both; B/A > 1: B slower")
+    # Paired regressions (fork_named's pairs): each run's own figure and interval.
+    ar = {key(r): r for r in a["records"] if r.get("case") == "regression" and r.get("a")}
+    for r in b["records"]:
+        o = ar.get(key(r))
+        if r.get("case") != "regression" or not r.get("a") or not o:
+            continue
+        ra, rb = (pairstats.regression(x["a"], x["b"], x.get("round_pairs")) for x in (o, r))
+        print(f"{r['target']:8} {r['bench']:11} paired vmas={r.get('vmas')} "
+              f"pages={r.get('pages')}: A {pairstats.fmt(ra)}, B {pairstats.fmt(rb)}")
     return 0 if n else 1
 
 
@@ -366,9 +430,17 @@ def main():
         want = set(args.only.split(","))
         suites = [s for s in suites if s.SEED in want]
     targets = [t for t in TARGETS if t in args.targets.split(",")]
-    est = {t: sum(s.estimate(mode, t) for s in suites if t in s.TARGETS) for t in targets}
-    guest_boot = 40   # initramfs, boot and shutdown under TCG on a busy machine
-    total = sum(est.values()) + guest_boot * sum(t != "host" for t in targets)
+    bad = set(args.targets.split(",")) - set(TARGETS) - {""}
+    if bad or not targets:
+        ap.error(f"--targets: {'unknown ' + ', '.join(sorted(bad)) if bad else 'none given'}"
+                 f" (choose from {','.join(TARGETS)})")
+    if args.only and want - {s.SEED for s in suites}:
+        ap.error(f"--only: no seed {', '.join(sorted(want - {s.SEED for s in suites}))} "
+                 f"(have {','.join(importlib.import_module('suites.' + n).SEED for n in SUITES)})")
+    seed_est = {t: {s.SEED: s.estimate(mode, t) for s in suites if t in s.TARGETS}
+                for t in targets}
+    est = {t: sum(seed_est[t].values()) for t in targets}
+    total = sum(est.values()) + GUEST_BOOT * sum(t != "host" for t in targets)
     say(f"{mode} mode, seeds {', '.join(s.SEED for s in suites)} on {', '.join(targets)}: "
         f"estimated {fmt_secs(total)} of measuring, plus any building")
 
@@ -382,19 +454,23 @@ def main():
         sh("make", "-s", "-C", "bench", "guest")
 
     os.makedirs(args.out, exist_ok=True)
-    records, seconds, status = [], {}, 0
+    records, seconds, suite_seconds, status = [], {}, {}, 0
     t_meas = time.monotonic()
     for t in targets:
         ts = [s for s in suites if t in s.TARGETS]
         if not ts:
             continue
         t1 = time.monotonic()
+        suite_seconds[t] = {}
         if t == "host":
-            run_host(ts, mode, records)
+            run_host(ts, mode, records, suite_seconds[t])
         else:
-            status |= run_guest(ts, mode, t, records, est[t])
+            status |= run_guest(ts, mode, t, records, est[t], suite_seconds[t])
         seconds[t] = time.monotonic() - t1
-        say(f"{t} done in {fmt_secs(seconds[t])} (estimated {fmt_secs(est[t])})")
+        boot = GUEST_BOOT if t != "host" else 0
+        say(f"{t} done in {fmt_secs(seconds[t])} (estimated {fmt_secs(est[t] + boot)})")
+    for line in run_summary(records, suite_seconds, seed_est):
+        say(line)
 
     # Raw results first: a failure below must not lose an hour of measuring.
     with open(os.path.join(args.out, "results.json"), "w") as f:
@@ -406,6 +482,8 @@ def main():
     meta["measure_seconds"] = time.monotonic() - t_meas
     meta["estimate"] = total
     meta["target_seconds"] = seconds
+    meta["suite_seconds"] = suite_seconds
+    meta["suite_estimates"] = seed_est
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump({"meta": meta, "records": records}, f, indent=1)
     write_report(args.out, meta, records, suites)

@@ -3,7 +3,8 @@
 # Static checks, one RESULT line each (see run-suite.sh): the man pages with
 # mandoc -T lint (style level: what man(1) would render badly), and every patch of
 # the queue with the base tree's checkpatch.pl. A kept checkpatch finding is listed,
-# with its reason, in tests/checkpatch-allow.txt.
+# with its reason, in tests/checkpatch-allow.txt. Also the benchmark runner's unit checks
+# (make -C bench check: its statistics and report verdicts; no kernel needed).
 set -uo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
 
@@ -52,3 +53,8 @@ while read -r p; do
 	[ -z "$left" ] || { echo "$left" >> "$log"; bad=1; }
 done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$MMEXT_ROOT/kernel/series")
 result checkpatch $bad "$log"
+
+: > "$log"
+bad=0
+make -s -C "$MMEXT_ROOT/bench" check > "$log" 2>&1 || bad=1
+result bench_unit $bad "$log"

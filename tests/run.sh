@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # The test command: build stock and patched 6.12 and everything the tests need, then run
-#   lint    mandoc on the man pages, checkpatch.pl on the kernel queue (tests/lint.sh)
+#   lint    mandoc on the man pages, checkpatch.pl on the kernel queue, the benchmark
+#           runner's unit checks (tests/lint.sh)
 #   host    the feature tests on the running kernel (SKIPs where it lacks a feature)
 #   host-asan  the same, built with AddressSanitizer and UBSan
 #   fuzz    the maps parser's libFuzzer target for FUZZ_SECONDS (default 60)
@@ -23,7 +24,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--tiers) tiers=$2; shift ;;
 	--update-baseline) update_baseline=1 ;;
-	*) sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+	*) sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 	esac
 	shift
 done

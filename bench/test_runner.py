@@ -1,0 +1,188 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Unit checks of the benchmark runner, its paired statistics and seed 000's report:
+make -C bench check. No kernel, guest or benchmark run needed."""
+
+import math
+import os
+import random
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pairstats  # noqa: E402
+import runner  # noqa: E402
+from suites import SUITES, s000_fork_named as s000  # noqa: E402
+import importlib  # noqa: E402
+
+
+def crossover(effect, bias, pairs, sigma, rng, drift=0.0):
+    """fork_named's design, simulated: per round, per pair, (unnamed, named) times. The
+    first process is slower by `bias` and plays unnamed in round 0, named in round 1;
+    `drift` scales both forks of pair i by 1 + drift * i (a machine slowing down)."""
+    a, b = [], []
+    for rnd in range(2):
+        for i in range(pairs):
+            d = 1 + drift * (rnd * pairs + i)
+            u = 10 * d * (bias if rnd == 0 else 1) * math.exp(rng.gauss(0, sigma))
+            n = 10 * d * effect * (bias if rnd == 1 else 1) * math.exp(rng.gauss(0, sigma))
+            a.append(u)
+            b.append(n)
+    return a, b, [pairs, pairs]
+
+
+class PairStats(unittest.TestCase):
+    def test_bad_input(self):
+        with self.assertRaises(ValueError):
+            pairstats.ratios([1, 2], [1])
+        with self.assertRaises(ValueError):
+            pairstats.ratios([0, 2], [1, 1])
+        with self.assertRaises(ValueError):
+            pairstats.regression([1] * 20, [1] * 20, [10, 9])
+
+    def test_estimate(self):
+        self.assertAlmostEqual(pairstats.estimate([[1.0, 1.2, 1.1]]), 1.1)
+        # Geometric mean of the rounds' medians, whatever their sizes.
+        self.assertAlmostEqual(pairstats.estimate([[1.1] * 3, [0.9] * 30]),
+                               math.sqrt(1.1 * 0.9))
+
+    def test_process_bias_and_drift_cancel(self):
+        rng = random.Random(1)
+        # A process 6% slower than the other and a machine slowing down 50% over the
+        # run: a single round reads +11%, the design reads the true +5%.
+        a, b, rp = crossover(1.05, 1.06, 60, 0.01, rng, drift=0.5 / 120)
+        reg = pairstats.regression(a, b, rp)
+        self.assertAlmostEqual(reg["pct"], 5.0, delta=0.5)
+        self.assertLess(reg["lo"], 5.0)
+        self.assertGreater(reg["hi"], 5.0)
+        one = pairstats.regression(a[:60], b[:60])
+        self.assertLess(one["pct"], 0)  # bias 1/1.06 in round 0 alone
+
+    def test_interval_covers(self):
+        # A/A with noisy forks: the 95% interval must hold 0 in most runs, not all.
+        rng = random.Random(2)
+        hits = 0
+        trials = 120
+        for _ in range(trials):
+            a, b, rp = crossover(1.0, 1.03, 30, 0.1, rng)
+            reg = pairstats.regression(a, b, rp, resamples=800, seed=rng.random())
+            hits += reg["lo"] <= 0 <= reg["hi"]
+        self.assertGreater(hits / trials, 0.85)
+        self.assertLess(hits / trials, 1.0)
+
+    def test_seeded(self):
+        a, b, rp = crossover(1.02, 1.0, 20, 0.05, random.Random(3))
+        self.assertEqual(pairstats.regression(a, b, rp), pairstats.regression(a, b, rp))
+
+    def test_verdict(self):
+        v = pairstats.verdict
+        self.assertEqual(v({"pct": 2, "lo": 1, "hi": 5, "pairs": 40}, 5.4), "met")
+        self.assertEqual(v({"pct": 9, "lo": 6, "hi": 12, "pairs": 40}, 5.4), "NOT met")
+        self.assertEqual(v({"pct": 5, "lo": 3, "hi": 7, "pairs": 40}, 5.4), "not resolved")
+        self.assertEqual(v({"pct": 1, "lo": None, "hi": None, "pairs": 6}, 5.4),
+                         "not resolved")
+        self.assertEqual(v(None, 5.4), "not measured")
+        self.assertIsNone(pairstats.regression([1.0] * 18, [1.0] * 18, [9, 9])["lo"])
+
+
+def fork_records(target, effect, sigma, seed, pairs=40, aa=False):
+    """What bench/fork_named prints for each 64,000-VMA scenario, as the runner keeps it."""
+    rng, recs = random.Random(seed), []
+    for p, _ in s000.SCENARIOS:
+        a, b, rp = crossover(effect, 1.02, pairs, sigma, rng)
+        common = dict(target=target, suite="000", bench="fork_named", group="fork",
+                      vmas=64000, pages=p)
+        for case, v in (("unnamed", a), ("unnamed-b" if aa else "named", b)):
+            srt = sorted(v)
+            recs.append(dict(common, case=case, backend="fork", unit="ms",
+                             mean=sum(v) / len(v), median=srt[len(v) // 2],
+                             p10=srt[len(v) // 10], p90=srt[-1 - len(v) // 10],
+                             runs=len(v)))
+        recs.append(dict(common, case="regression", aa=int(aa), a=a, b=b, round_pairs=rp))
+    return recs
+
+
+class Seed000Report(unittest.TestCase):
+    def render(self, records, mode="full"):
+        meta = {"mode": mode, "host": {"kernel": "test"}}
+        with tempfile.TemporaryDirectory() as d:
+            return s000.report(runner.Context(d, meta, records, "000"))
+
+    def goal_line(self, md):
+        return [line for line in md.splitlines() if line.startswith("Goal ")][0]
+
+    def test_met(self):
+        md = self.render(fork_records("stock", 1.01, 0.02, 1)
+                         + fork_records("patched", 1.01, 0.02, 2))
+        self.assertIn("Goal met in every measured kernel and scenario", md)
+
+    def test_not_met(self):
+        md = self.render(fork_records("stock", 1.30, 0.02, 3)
+                         + fork_records("patched", 1.30, 0.02, 4))
+        self.assertIn("**NOT met** in 6 of 6", self.goal_line(md))
+
+    def test_not_resolved(self):
+        md = self.render(fork_records("stock", 1.06, 0.3, 5)
+                         + fork_records("patched", 1.06, 0.3, 6))
+        self.assertIn("not resolved", self.goal_line(md))
+
+    def test_aa_is_not_a_verdict(self):
+        md = self.render(fork_records("host", 1.0, 0.02, 7, aa=True)
+                         + fork_records("stock", 1.0, 0.02, 8, aa=True))
+        self.assertIn("A/A run", md)
+        self.assertNotIn("Goal met", md)
+
+    def test_old_results(self):
+        # results.json from before the paired design: no pairs, no interval, no verdict.
+        recs = [r for r in fork_records("stock", 1.01, 0.02, 9) if r["case"] != "regression"]
+        md = self.render(recs)
+        self.assertIn("not resolved", self.goal_line(md))
+
+
+class Runner(unittest.TestCase):
+    def suites(self):
+        return [importlib.import_module("suites." + n) for n in SUITES]
+
+    def total(self, mode):
+        return (sum(s.estimate(mode, t) for s in self.suites() for t in runner.TARGETS
+                    if t in s.TARGETS) + 2 * runner.GUEST_BOOT)
+
+    def test_quick_fits(self):
+        # The issue's limit is 10 minutes; the plan aims at 7 of measuring.
+        self.assertLessEqual(self.total("quick"), 7 * 60)
+
+    def test_full_is_longer(self):
+        self.assertGreater(self.total("full"), self.total("quick"))
+
+    def test_plans(self):
+        for s in self.suites():
+            for mode in ("quick", "full"):
+                for t in s.TARGETS:
+                    for label, argv in s.runs(mode, t):
+                        self.assertTrue(os.path.exists(os.path.join(
+                            os.path.dirname(os.path.abspath(__file__)), argv[0] + ".c")),
+                            f"{s.SEED}: {argv[0]}")
+                        self.assertTrue(all(isinstance(a, str) for a in argv))
+
+    def test_suite_times_and_runs(self):
+        recs, times = [], {}
+        p = runner.Parser("stock", recs, quiet=True, times=times)
+        p.line("@@suite 000 a")
+        p.line('# bench {"case":"machine","runs":200}')
+        p.line('# bench {"case":"unnamed","runs":30}')
+        p.line('# bench {"case":"named","runs":30}')
+        p.line("@@suite 004 b")
+        p.line('# bench {"case":"x","runs":5}')
+        p.line("@@end")
+        self.assertEqual(set(times), {"000", "004"})
+        self.assertEqual(runner.timed_runs(recs, "stock", "000"), (2, 60))
+        lines = runner.run_summary(recs, {"stock": times}, {"stock": {"000": 60, "004": 1}})
+        self.assertIn("2 results of 60 timed runs", lines[0])
+
+    def test_guest_script_ends(self):
+        script = runner.guest_script(self.suites()[:1], "quick", "stock")
+        self.assertTrue(script.rstrip().endswith("echo @@end"))
+
+
+if __name__ == "__main__":
+    unittest.main()
