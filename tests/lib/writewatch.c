@@ -136,6 +136,20 @@ TEST_F(ww, get_with_reset_then_write_again)
 	EXPECT_EQ(50, idx(self, 0));
 }
 
+/* The GetWriteWatch/ResetWriteWatch pair: reset cleans what was written after the get. */
+TEST_F(ww, reset_after_get_covers_later_writes)
+{
+	self->area[5 * self->psz] = 1;
+	ASSERT_EQ(1, get(_metadata, self, 0, NPAGES, 0, NPAGES, 0));
+	EXPECT_EQ(5, idx(self, 0));
+	self->area[7 * self->psz] = 1;		/* between the get and the reset */
+	ASSERT_EQ(0, mmext_ww_reset(self->w, self->area, self->len));
+	EXPECT_EQ(0, get(_metadata, self, 0, NPAGES, 0, NPAGES, 0));
+	self->area[9 * self->psz] = 1;
+	ASSERT_EQ(1, get(_metadata, self, 0, NPAGES, 0, NPAGES, 0));
+	EXPECT_EQ(9, idx(self, 0));
+}
+
 /*
  * More separate runs of written pages than one PAGEMAP_SCAN vector (256) and than the
  * kernel's bounce buffer (512) hold: every page once, in order.
