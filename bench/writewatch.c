@@ -2,37 +2,61 @@
 /*
  * Write watch on 8192 pages with every backend this kernel allows, the cases of the
  * PAGEMAP_SCAN series' performance patch: get + reset (two calls), reset only, atomic
- * get-and-reset; plus the cost of the first write to a watched page. Each get/reset
- * case runs with 1% and with 100% of the pages written beforehand.
+ * get-and-reset; plus get only (what the two-call case spends before its reset) and the
+ * cost of the first write to a watched page. Each get/reset case runs with 1% and with
+ * 100% of the pages written beforehand.
+ *
+ * Each backend runs in its own child process (clear_refs, soft-dirty's reset, walks the
+ * whole process, and the mprotect backend's signal handler is process-wide), and the
+ * runs are interleaved: run r of every backend, then run r + 1, so a shared machine's
+ * load changes hit every backend alike and the ratios stay fair.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <mmext.h>
 #include "bench.h"
 
 #define NPAGES 8192
+#define NB 4	/* indexed by enum mmext_ww_backend; 0 (auto) unused */
 
 static const char usage[] =
 	"Usage: writewatch [--runs N] [--json FILE]\n"
 	"Time libmmext write watch on 8192 pages for every available backend.\n";
 
-enum { C_FIRST, C_GET_RESET, C_RESET, C_ATOMIC, C__N };
+enum { C_FIRST, C_GET_RESET, C_RESET, C_ATOMIC, C_GET, C__N };
 static const char *const case_names[C__N] = {
-	"first_write", "get_reset", "reset_only", "atomic_get_reset"
+	"first_write", "get_reset", "reset_only", "atomic_get_reset", "get_only"
 };
 static const int dirty_pcts[] = { 1, 100 };
 #define ND (sizeof(dirty_pcts) / sizeof(dirty_pcts[0]))
 
 /* Medians per backend, case and dirty level, for the ratios. */
-static double med[4][C__N][ND];
-static int have[4];
+static double med[NB][C__N][ND];
+static int have[NB];
 static size_t psz;
 static void *pages[NPAGES];
+
+/* One measurement asked of a backend's child, and its answer. */
+struct cmd {
+	int c, d, r;
+};
+struct answer {
+	double t;	/* ns per page for C_FIRST, else us */
+	size_t n;	/* pages reported */
+	int err;	/* -errno of a failed call, or 0 */
+};
+
+struct child {
+	pid_t pid;
+	int to, from;	/* pipe ends: commands out, answers in */
+};
+static struct child kids[NB];
 
 static void dirty(char *buf, int pct, int round)
 {
@@ -42,27 +66,112 @@ static void dirty(char *buf, int pct, int round)
 		buf[i * psz + (round % 64) * 8] = (char)round;
 }
 
-static void run_backend(int backend, int runs)
+static struct answer measure(struct mmext_ww *w, char *buf, const struct cmd *k)
+{
+	size_t len = NPAGES * psz, i;
+	struct answer a = { 0 };
+	int ret = 0;
+	double t0;
+
+	mmext_ww_reset(w, buf, len);
+	if (k->c == C_FIRST) {
+		t0 = bench_ns();
+		for (i = 0; i < NPAGES; i++)
+			((volatile char *)buf)[i * psz] = (char)k->r;
+		a.t = (bench_ns() - t0) / NPAGES;
+		return a;
+	}
+	dirty(buf, dirty_pcts[k->d], k->r);
+	a.n = NPAGES;
+	t0 = bench_ns();
+	switch (k->c) {
+	case C_GET_RESET:
+		ret = mmext_ww_get(w, buf, len, 0, pages, &a.n);
+		if (ret >= 0)
+			ret = mmext_ww_reset(w, buf, len);
+		break;
+	case C_RESET:
+		ret = mmext_ww_reset(w, buf, len);
+		a.n = (NPAGES + 100 / dirty_pcts[k->d] - 1) / (100 / dirty_pcts[k->d]);
+		break;
+	case C_ATOMIC:
+		ret = mmext_ww_get(w, buf, len, MMEXT_WW_RESET, pages, &a.n);
+		break;
+	default:
+		ret = mmext_ww_get(w, buf, len, 0, pages, &a.n);
+	}
+	a.t = (bench_ns() - t0) / 1e3;
+	a.err = ret < 0 ? ret : 0;
+	return a;
+}
+
+/* The child: open the watch, say whether it worked, then serve commands until EOF. */
+static void serve(int backend, int in, int out)
 {
 	MMEXT_OPTS(mmext_ww_opts, o, .backend = backend);
-	const char *bname = mmext_ww_backend_name(backend);
-	double *t = calloc(runs, sizeof(double));
-	char extra[128];
+	size_t len = NPAGES * psz;
 	struct mmext_ww *w;
-	struct bench_stats s;
-	size_t len = NPAGES * psz, i, n;
+	struct answer a;
+	struct cmd k;
 	char *buf;
-	int c, d, r, ret;
+	int ret;
 
 	buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (buf == MAP_FAILED || !t) {
+	if (buf == MAP_FAILED) {
 		perror("mmap");
-		exit(1);
+		_exit(1);
 	}
 	/* Populated first: the first-write case measures tracking, not allocation. */
 	memset(buf, 1, len);
 	ret = mmext_ww_open(buf, len, &o, &w);
-	if (ret) {
+	if (write(out, &ret, sizeof(ret)) != sizeof(ret) || ret)
+		_exit(0);
+	while (read(in, &k, sizeof(k)) == sizeof(k)) {
+		a = measure(w, buf, &k);
+		if (write(out, &a, sizeof(a)) != sizeof(a))
+			break;
+	}
+	mmext_ww_close(w);
+	_exit(0);
+}
+
+static void start(int backend)
+{
+	const char *bname = mmext_ww_backend_name(backend);
+	int down[2], up[2], ret = -EIO;
+	struct child *k = &kids[backend];
+
+	if (pipe(down) || pipe(up)) {
+		perror("pipe");
+		exit(1);
+	}
+	fflush(NULL);	/* or the child's exit would print our buffered output again */
+	k->pid = fork();
+	if (k->pid < 0) {
+		perror("fork");
+		exit(1);
+	}
+	if (!k->pid) {
+		int b;
+
+		/* Only the parent may hold the other children's pipes, or they never see EOF. */
+		for (b = 1; b < backend; b++) {
+			close(kids[b].to);
+			close(kids[b].from);
+		}
+		close(down[1]);
+		close(up[0]);
+		serve(backend, down[0], up[1]);
+	}
+	close(down[0]);
+	close(up[1]);
+	k->to = down[1];
+	k->from = up[0];
+	if (read(k->from, &ret, sizeof(ret)) == sizeof(ret) && !ret) {
+		have[backend] = 1;
+		return;
+	}
+	{
 		struct mmext_feature_status st = { .detail = "not available" };
 		char json[512];
 
@@ -76,73 +185,75 @@ static void run_backend(int backend, int runs)
 			 "\"backend\":\"%s\",\"errno\":%d,\"detail\":\"%s\"", bname, -ret,
 			 st.detail);
 		bench_json(json);
-		munmap(buf, len);
-		free(t);
-		return;
 	}
-	have[backend] = 1;
+}
 
-	for (r = 0; r < runs; r++) {
-		double t0;
+static struct answer ask(int backend, int c, int d, int r)
+{
+	struct cmd k = { c, d, r };
+	struct answer a;
 
-		mmext_ww_reset(w, buf, len);
-		t0 = bench_ns();
-		for (i = 0; i < NPAGES; i++)
-			((volatile char *)buf)[i * psz] = (char)r;
-		t[r] = (bench_ns() - t0) / NPAGES;
+	if (write(kids[backend].to, &k, sizeof(k)) != sizeof(k) ||
+	    read(kids[backend].from, &a, sizeof(a)) != sizeof(a)) {
+		fprintf(stderr, "writewatch: %s: child died\n", mmext_ww_backend_name(backend));
+		exit(1);
 	}
-	s = bench_stats(t, runs);
-	snprintf(extra, sizeof(extra), "\"pages\":%d", NPAGES);
-	bench_result("writewatch", case_names[C_FIRST], bname, extra, "ns_per_page", &s);
-	med[backend][C_FIRST][0] = med[backend][C_FIRST][1] = s.median;
+	return a;
+}
 
-	for (c = C_GET_RESET; c < C__N; c++) {
-		for (d = 0; d < (int)ND; d++) {
-			size_t want = (NPAGES + 100 / dirty_pcts[d] - 1) / (100 / dirty_pcts[d]);
-			size_t got = 0;
+/* All runs of one case, interleaved across backends; prints each backend's result. */
+static void run_case(int c, int d, int runs)
+{
+	double *t[NB] = { NULL };
+	size_t got[NB] = { 0 }, want;
+	struct bench_stats s;
+	struct answer a;
+	char extra[128], what[64];
+	int b, r;
 
-			for (r = 0; r < runs; r++) {
-				double t0;
-
-				mmext_ww_reset(w, buf, len);
-				dirty(buf, dirty_pcts[d], r);
-				n = NPAGES;
-				t0 = bench_ns();
-				if (c == C_GET_RESET) {
-					ret = mmext_ww_get(w, buf, len, 0, pages, &n);
-					if (ret >= 0)
-						ret = mmext_ww_reset(w, buf, len);
-				} else if (c == C_RESET) {
-					ret = mmext_ww_reset(w, buf, len);
-					n = want;
-				} else {
-					ret = mmext_ww_get(w, buf, len, MMEXT_WW_RESET, pages, &n);
-				}
-				t[r] = (bench_ns() - t0) / 1e3;
-				if (ret < 0)
-					fprintf(stderr, "writewatch: %s: %s\n", bname, strerror(-ret));
-				got = n;
-			}
-			s = bench_stats(t, runs);
-			snprintf(extra, sizeof(extra), "\"pages\":%d,\"dirty_pct\":%d,\"reported\":%zu",
-				 NPAGES, dirty_pcts[d], got);
-			{
-				char what[64];
-
-				snprintf(what, sizeof(what), "%s dirty=%d%%", case_names[c],
-					 dirty_pcts[d]);
-				bench_result("writewatch", what, bname, extra, "us", &s);
-			}
-			/* Soft-dirty may report more (supersets); fewer is a bug worth seeing. */
-			if (got < want)
-				printf("# WARNING: %s reported %zu of %zu written pages\n", bname,
-				       got, want);
-			med[backend][c][d] = s.median;
+	for (b = 1; b < NB; b++) {
+		t[b] = calloc(runs, sizeof(double));
+		if (!t[b]) {
+			perror("calloc");
+			exit(1);
 		}
 	}
-	mmext_ww_close(w);
-	munmap(buf, len);
-	free(t);
+	for (r = 0; r < runs; r++) {
+		for (b = 1; b < NB; b++) {
+			if (!have[b])
+				continue;
+			a = ask(b, c, d, r);
+			if (a.err)
+				fprintf(stderr, "writewatch: %s: %s\n", mmext_ww_backend_name(b),
+					strerror(-a.err));
+			t[b][r] = a.t;
+			got[b] = a.n;
+		}
+	}
+	for (b = 1; b < NB; b++) {
+		if (!have[b])
+			continue;
+		s = bench_stats(t[b], runs);
+		if (c == C_FIRST) {
+			snprintf(extra, sizeof(extra), "\"pages\":%d", NPAGES);
+			bench_result("writewatch", case_names[c], mmext_ww_backend_name(b), extra,
+				     "ns_per_page", &s);
+			med[b][c][0] = med[b][c][1] = s.median;
+			continue;
+		}
+		snprintf(extra, sizeof(extra), "\"pages\":%d,\"dirty_pct\":%d,\"reported\":%zu",
+			 NPAGES, dirty_pcts[d], got[b]);
+		snprintf(what, sizeof(what), "%s dirty=%d%%", case_names[c], dirty_pcts[d]);
+		bench_result("writewatch", what, mmext_ww_backend_name(b), extra, "us", &s);
+		/* Soft-dirty may report more (supersets); fewer is a bug worth seeing. */
+		want = (NPAGES + 100 / dirty_pcts[d] - 1) / (100 / dirty_pcts[d]);
+		if (got[b] < want)
+			printf("# WARNING: %s reported %zu of %zu written pages\n",
+			       mmext_ww_backend_name(b), got[b], want);
+		med[b][c][d] = s.median;
+	}
+	for (b = 1; b < NB; b++)
+		free(t[b]);
 }
 
 static void ratio(int other, int c, int d, double goal)
@@ -179,7 +290,15 @@ int main(int argc, char **argv)
 	bench_init(argc, argv, "writewatch", usage, &runs);
 	psz = sysconf(_SC_PAGESIZE);
 	for (b = MMEXT_WW_PAGEMAP_SCAN; b <= MMEXT_WW_MPROTECT; b++)
-		run_backend(b, runs);
+		start(b);
+	for (c = C_FIRST; c < C__N; c++)
+		for (d = 0; d < (c == C_FIRST ? 1 : (int)ND); d++)
+			run_case(c, d, runs);
+	for (b = MMEXT_WW_PAGEMAP_SCAN; b <= MMEXT_WW_MPROTECT; b++) {
+		close(kids[b].to);
+		close(kids[b].from);
+		waitpid(kids[b].pid, NULL, 0);
+	}
 	printf("\n# ratios: median of the other backend / median of pagemap_scan (higher: "
 	       "pagemap_scan faster)\n");
 	for (c = C_FIRST; c < C__N; c++) {

@@ -136,6 +136,55 @@ TEST_F(ww, get_with_reset_then_write_again)
 	EXPECT_EQ(50, idx(self, 0));
 }
 
+/* The GetWriteWatch/ResetWriteWatch pair: reset cleans what was written after the get. */
+TEST_F(ww, reset_after_get_covers_later_writes)
+{
+	self->area[5 * self->psz] = 1;
+	ASSERT_EQ(1, get(_metadata, self, 0, NPAGES, 0, NPAGES, 0));
+	EXPECT_EQ(5, idx(self, 0));
+	self->area[7 * self->psz] = 1;		/* between the get and the reset */
+	ASSERT_EQ(0, mmext_ww_reset(self->w, self->area, self->len));
+	EXPECT_EQ(0, get(_metadata, self, 0, NPAGES, 0, NPAGES, 0));
+	self->area[9 * self->psz] = 1;
+	ASSERT_EQ(1, get(_metadata, self, 0, NPAGES, 0, NPAGES, 0));
+	EXPECT_EQ(9, idx(self, 0));
+}
+
+/*
+ * More separate runs of written pages than one PAGEMAP_SCAN vector (256) and than the
+ * kernel's bounce buffer (512) hold: every page once, in order.
+ */
+TEST_F(ww, many_runs_reported_once)
+{
+	const size_t n = 1100;
+	struct mmext_ww *w;
+	void **pages;
+	size_t i, count;
+	char *p;
+
+	p = t_map(n * self->psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
+	pages = calloc(n, sizeof(*pages));
+	ASSERT_NE(NULL, p);
+	ASSERT_NE(NULL, pages);
+	ASSERT_EQ(0, open_watch(p, n * self->psz, variant->backend, &w));
+	for (i = 0; i < n; i += 2)
+		p[i * self->psz] = 1;
+	count = n;
+	ASSERT_EQ(0, mmext_ww_get(w, p, n * self->psz, 0, pages, &count));
+	ASSERT_EQ(n / 2, count);
+	for (i = 0; i < count; i++)
+		ASSERT_EQ(p + 2 * i * self->psz, (char *)pages[i]) TH_LOG("entry %zu", i);
+	count = n;
+	ASSERT_EQ(0, mmext_ww_get(w, p, n * self->psz, MMEXT_WW_RESET, pages, &count));
+	EXPECT_EQ(n / 2, count);
+	count = n;
+	EXPECT_EQ(0, mmext_ww_get(w, p, n * self->psz, 0, pages, &count));
+	EXPECT_EQ(0, count);
+	mmext_ww_close(w);
+	munmap(p, n * self->psz);
+	free(pages);
+}
+
 TEST_F(ww, reset_clears_only_its_range)
 {
 	self->area[3 * self->psz] = 1;

@@ -12,6 +12,9 @@
  *               memory. The userfaultfd is opened with UFFD_USER_MODE_ONLY, which
  *               vm.unprivileged_userfaultfd=0 allows, else through /dev/userfaultfd.
  *               A range can be watched by only one userfaultfd at a time (-EBUSY).
+ *               A get, a reset and an atomic get+reset each walk the range's page
+ *               tables once: a get followed by a reset walks twice, so use
+ *               MMEXT_WW_RESET when the pages returned are to be reset.
  * SOFT_DIRTY    pagemap bit 55, reset by writing 4 to /proc/self/clear_refs. That
  *               file clears the soft-dirty bits of the WHOLE process: the library
  *               first folds the bits of every soft-dirty watch in the process into
