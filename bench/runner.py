@@ -452,6 +452,10 @@ def main():
                 sh("scripts/kernel.sh", "build", v)
         # The guest payload's tests and tools too: the initramfs packs build/guest whole.
         sh("make", "-s", "-C", "bench", "guest")
+    elif any(t != "host" for t in targets) and not os.path.isdir(
+            os.path.join(BUILD, "guest", "bench")):
+        sys.exit("bench/run.sh: --no-build, but the guest payload is not built "
+                 "(build/guest/bench): run once without --no-build")
 
     os.makedirs(args.out, exist_ok=True)
     records, seconds, suite_seconds, status = [], {}, {}, 0
