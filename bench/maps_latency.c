@@ -144,6 +144,23 @@ static int mapper_run(char *region, size_t npages, size_t psz, uint64_t *x, doub
 	return n;
 }
 
+/* Append ops[0..n) to all[] (up to MAX_OPS); their maximum and, in *sum, their total. */
+static double absorb(const double *ops, int n, double *all, size_t *nall, double *sum)
+{
+	double max = 0;
+	int i;
+
+	*sum = 0;
+	for (i = 0; i < n; i++) {
+		*sum += ops[i];
+		if (ops[i] > max)
+			max = ops[i];
+		if (*nall < MAX_OPS)
+			all[(*nall)++] = ops[i];
+	}
+	return max;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option extra[] = {
@@ -182,17 +199,12 @@ int main(int argc, char **argv)
 	if (pin)
 		pin_to(0, ncpus);
 	for (r = 0; r < (runs + 4) / 5; r++) {
-		double max = 0;
+		double sum, max;
 
 		n = mapper_run(region, npages, psz, &x, ops);
 		if (n <= 0)
 			return 1;
-		for (i = 0; i < n; i++) {
-			if (ops[i] > max)
-				max = ops[i];
-			if (nall < MAX_OPS)
-				all[nall++] = ops[i];
-		}
+		max = absorb(ops, n, all, &nall, &sum);
 		printf("uncontended run %3d: %7d ops, max %9.1f us\n", r, n, max);
 		snprintf(json, sizeof(json), "\"group\":\"maps_latency\",\"case\":"
 			 "\"uncontended run\",\"run\":%d,\"ops\":%d,\"max_us\":%.3f", r, n, max);
@@ -223,22 +235,15 @@ int main(int argc, char **argv)
 	before[0] = vmstat("proc_maps_vma_lock");
 	before[1] = vmstat("proc_maps_mmap_lock");
 	for (r = 0; r < runs; r++) {
-		double sum = 0, max = 0;
+		double sum, max;
 		unsigned long reads = 0;
-		int n;
 
 		for (i = 0; i < nscanners; i++)
 			reads -= sh->reads[i];
 		n = mapper_run(region, npages, psz, &x, ops);
 		if (n < 0)
 			return 1;
-		for (i = 0; i < n; i++) {
-			sum += ops[i];
-			if (ops[i] > max)
-				max = ops[i];
-			if (nall < MAX_OPS)
-				all[nall++] = ops[i];
-		}
+		max = absorb(ops, n, all, &nall, &sum);
 		for (i = 0; i < nscanners; i++)
 			reads += sh->reads[i];
 		printf("run %3d: %7d ops, max %9.1f us, mean %7.2f us, %lu maps reads\n",
