@@ -8,7 +8,8 @@ descheduled run from moving the figure. Rounds are for designs where two process
 roles (bench/fork_named.c): each process's own bias enters one round's ratio upwards and
 the next one's downwards, so the rounds get equal weight whatever their pair counts.
 
-    bench/pairstats.py FILE...   (fork_named --json FILE, or console or output.log text)
+    bench/pairstats.py FILE...   (fork_named or vma_lookup --lockless ab output: --json
+                                  FILE, or console or output.log text)
 """
 
 import json
@@ -115,7 +116,9 @@ def main(paths):
                     continue
                 seen += 1
                 reg = regression(r["a"], r["b"], r.get("round_pairs"))
-                print(f"{r.get('bench')}: {r.get('vmas')} VMAs x {r.get('pages')} pages"
+                shape = (f"{r['what']} ({r.get('backend')})" if "what" in r
+                         else f"{r.get('pages')} pages")
+                print(f"{r.get('bench')}: {r.get('vmas')} VMAs x {shape}"
                       f"{' (A/A)' if r.get('aa') else ''}: {len(r['a'])} pairs, B/A "
                       f"{fmt(reg)}" + (f" ({LEVEL:.0%} interval)" if reg["lo"] is not None
                                        else ""))

@@ -28,16 +28,18 @@
 extern char **environ;
 
 static const char usage[] =
-	"Usage: vma_lookup [--runs N] [--json FILE] [--vmas N] [--writer] [--lockless 0|1]\n"
+	"Usage: vma_lookup [--runs N] [--json FILE] [--vmas N] [--writer] [--lockless 0|1|ab]\n"
 	"Time VMA lookups and listings at 1k and 60k VMAs, and mmext maps against pmap.\n"
 	"--vmas N: only N VMAs, kernel side only; --writer: with a concurrent mmap writer;\n"
 	"--lockless 0|1: set /sys/kernel/mm/lockless_maps/enabled for the run (root; the\n"
-	"mmap_lock reader and the lockless one on the same boot), restored at exit.\n"
+	"mmap_lock reader and the lockless one on the same boot), restored at exit;\n"
+	"--lockless ab (with --vmas): both readers in alternate runs, as pairs.\n"
 	"The mmext binary is $MMEXT, else ../bin/mmext next to this program.\n";
 
 static long only_vmas;		/* --vmas */
 static int with_writer;		/* --writer */
-static int lockless = -1;	/* --lockless */
+static int lockless = -1;	/* --lockless: 0, 1, or AB for both in pairs */
+#define AB 2
 static volatile int writer_stop;
 static unsigned long writer_ops;
 
@@ -53,7 +55,7 @@ static int opt(int val, const char *arg)
 		with_writer = 1;
 		return 0;
 	case 258:
-		lockless = !strcmp(arg, "1") ? 1 : !strcmp(arg, "0") ? 0 : -2;
+		lockless = !strcmp(arg, "1") ? 1 : !strcmp(arg, "0") ? 0 : !strcmp(arg, "ab") ? AB : -2;
 		return lockless < 0 ? -1 : 0;
 	}
 	return -1;
@@ -138,16 +140,32 @@ static const char *backend_name(int b)
 	return b == MMEXT_MAPS_IOCTL ? "procmap_query" : "text";
 }
 
+/* One run of per_run lookups at random pages of the region: microseconds per lookup. */
+static double lookup_run(struct mmext_maps *m, char *region, size_t pages, int per_run,
+			 uint64_t *x)
+{
+	struct mmext_vma v;
+	double t0 = bench_ns();
+	int i, ret;
+
+	for (i = 0; i < per_run; i++) {
+		*x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+		ret = mmext_maps_find(m, (uintptr_t)region + (*x % pages) * psz, 0, &v);
+		if (ret)
+			fprintf(stderr, "vma_lookup: find: %s\n", strerror(-ret));
+	}
+	return (bench_ns() - t0) / 1e3 / per_run;
+}
+
 static void lookups(char *region, size_t pages, int backend, int runs, int per_run)
 {
 	MMEXT_OPTS(mmext_maps_opts, o, .backend = backend);
 	double *t = calloc(runs, sizeof(double));
 	struct mmext_maps *m;
-	struct mmext_vma v;
 	struct bench_stats s;
 	uint64_t x = 88172645463325252ULL;
 	char extra[64], what[64];
-	int r, i, ret;
+	int r, ret;
 
 	ret = mmext_maps_open(0, &o, &m);
 	if (ret) {
@@ -156,17 +174,8 @@ static void lookups(char *region, size_t pages, int backend, int runs, int per_r
 		free(t);
 		return;
 	}
-	for (r = 0; r < runs; r++) {
-		double t0 = bench_ns();
-
-		for (i = 0; i < per_run; i++) {
-			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-			ret = mmext_maps_find(m, (uintptr_t)region + (x % pages) * psz, 0, &v);
-			if (ret)
-				fprintf(stderr, "vma_lookup: find: %s\n", strerror(-ret));
-		}
-		t[r] = (bench_ns() - t0) / 1e3 / per_run;
-	}
+	for (r = 0; r < runs; r++)
+		t[r] = lookup_run(m, region, pages, per_run, &x);
 	s = bench_stats(t, runs);
 	extra_of(extra, sizeof(extra));
 	snprintf(what, sizeof(what), "point_lookup %s", size_name());
@@ -211,25 +220,29 @@ static double listing(int backend, int runs)
 	return s.median;
 }
 
-/* Only read(2) the text: the kernel's share of any maps reader, pmap's included. */
+/* One read(2) of the whole text, in ms: the kernel's share of any maps reader, pmap's too. */
+static double read_run(void)
+{
+	static char buf[1 << 16];
+	double t0 = bench_ns();
+	int fd = open("/proc/self/maps", O_RDONLY);
+
+	while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
+		;
+	if (fd >= 0)
+		close(fd);
+	return (bench_ns() - t0) / 1e6;
+}
+
 static void raw_read(int runs)
 {
 	double *t = calloc(runs, sizeof(double));
-	static char buf[1 << 16];
 	struct bench_stats s;
 	char extra[64], what[64];
-	int r, fd;
+	int r;
 
-	for (r = 0; r < runs; r++) {
-		double t0 = bench_ns();
-
-		fd = open("/proc/self/maps", O_RDONLY);
-		while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
-			;
-		if (fd >= 0)
-			close(fd);
-		t[r] = (bench_ns() - t0) / 1e6;
-	}
+	for (r = 0; r < runs; r++)
+		t[r] = read_run();
 	s = bench_stats(t, runs);
 	extra_of(extra, sizeof(extra));
 	snprintf(what, sizeof(what), "read(2) only %s", size_name());
@@ -370,6 +383,90 @@ static int set_switch(int val)
 	return old == '1';
 }
 
+/* Both readers' rows, then the pairs as one record ("a": mmap_lock reader, "b": lockless). */
+static void paired_result(const char *what, const char *backend, const char *unit,
+			  double *t[2], int runs)
+{
+	size_t n = 256 + 2 * runs * 16;
+	double *v = malloc(runs * sizeof(*v));
+	char *json = malloc(n), extra[64], name[96];
+	struct bench_stats s;
+	int reader, r, off;
+
+	for (reader = 0; reader < 2; reader++) {
+		lockless = reader;	/* names the row, as a single-reader run would */
+		memcpy(v, t[reader], runs * sizeof(*v));
+		s = bench_stats(v, runs);
+		extra_of(extra, sizeof(extra));
+		snprintf(name, sizeof(name), "%s %s", what, size_name());
+		bench_result("vma", name, backend, extra, unit, &s);
+	}
+	lockless = AB;
+	off = snprintf(json, n, "\"group\":\"vma\",\"case\":\"regression\",\"what\":\"%s\","
+		       "\"backend\":\"%s\",\"vmas\":%d,\"a\":[", what, backend, nvmas);
+	for (reader = 0; reader < 2; reader++)
+		for (r = 0; r < runs; r++)
+			off += snprintf(json + off, n - off, "%s%.6g%s", r ? "," : "",
+					t[reader][r], r < runs - 1 ? "" : reader ? "]" : "],\"b\":[");
+	bench_json(json);
+	free(json);
+	free(v);
+}
+
+/*
+ * --lockless ab: the patched kernel's two readers in alternate runs, AB then BA, so that
+ * drift (TCG's translation cache, a busy host) scales both alike and cancels in each
+ * pair's ratio; the suite turns the pairs into an interval (pairstats.py).
+ */
+static int paired(char *region, size_t pages, int runs)
+{
+	MMEXT_OPTS(mmext_maps_opts, o, .backend = MMEXT_MAPS_IOCTL);
+	double *rd[2], *lk[2];
+	struct mmext_maps *m = NULL;
+	uint64_t x = 88172645463325252ULL;
+	int r, k, reader, ret = 0;
+
+	nvmas = count_vmas();
+	printf("# %d VMAs in this process; both readers in alternate runs\n", nvmas);
+	if (mmext_maps_open(0, &o, &m)) {
+		printf("# PROCMAP_QUERY unavailable: maps read(2) only\n");
+		m = NULL;
+	}
+	for (reader = 0; reader < 2; reader++) {
+		rd[reader] = calloc(runs, sizeof(double));
+		lk[reader] = calloc(runs, sizeof(double));
+	}
+	/* Warm-up, untimed: the first reads after start-up are slower for both. */
+	for (r = -1; r < runs; r++) {
+		for (k = 0; k < 2; k++) {
+			reader = (r + 2 + k) % 2;
+			if (set_switch(reader) < 0) {
+				ret = 1;
+				goto out;
+			}
+			if (r < 0) {
+				read_run();
+				if (m)
+					lookup_run(m, region, pages, 5000, &x);
+				continue;
+			}
+			rd[reader][r] = read_run();
+			if (m)
+				lk[reader][r] = lookup_run(m, region, pages, 5000, &x);
+		}
+	}
+	paired_result("read(2) only", "text", "ms", rd, runs);
+	if (m)
+		paired_result("point_lookup", "procmap_query", "us_per_lookup", lk, runs);
+out:
+	mmext_maps_close(m);
+	for (reader = 0; reader < 2; reader++) {
+		free(rd[reader]);
+		free(lk[reader]);
+	}
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	int runs = 7;
@@ -385,7 +482,7 @@ int main(int argc, char **argv)
 		{ "lockless", required_argument, NULL, 258 },
 		{ NULL, 0, NULL, 0 },
 	};
-	int old_switch = -1;
+	int old_switch = -1, ret = 0;
 	pthread_t wt;
 
 	bench_init_opts(argc, argv, "vma_lookup", usage, &runs, extra, opt);
@@ -409,12 +506,17 @@ int main(int argc, char **argv)
 		printf("# vm.max_map_count is %ld: the large case uses %zu VMAs\n", max_map, big);
 	}
 
+	if (lockless == AB && !only_vmas) {
+		fprintf(stderr, "vma_lookup: --lockless ab needs --vmas N\n");
+		return 2;
+	}
 	if (lockless >= 0) {
-		old_switch = set_switch(lockless);
+		old_switch = set_switch(lockless == AB ? 0 : lockless);
 		if (old_switch < 0)
 			return 1;
-		printf("# %s reader (lockless_maps/enabled = %d)\n",
-		       lockless ? "lockless" : "mmap_lock", lockless);
+		if (lockless != AB)
+			printf("# %s reader (lockless_maps/enabled = %d)\n",
+			       lockless ? "lockless" : "mmap_lock", lockless);
 	}
 	if (with_writer && pthread_create(&wt, NULL, writer, NULL)) {
 		perror("starting the writer");
@@ -426,7 +528,10 @@ int main(int argc, char **argv)
 			perror("making VMAs");
 			return 1;
 		}
-		measure(region, only_vmas, runs);
+		if (lockless == AB)
+			ret = paired(region, only_vmas, runs);
+		else
+			measure(region, only_vmas, runs);
 		if (with_writer) {
 			writer_stop = 1;
 			pthread_join(wt, NULL);
@@ -434,7 +539,7 @@ int main(int argc, char **argv)
 		}
 		if (old_switch >= 0)
 			set_switch(old_switch);
-		return 0;
+		return ret;
 	}
 	region = make_vmas(1000);
 	if (!region) {
