@@ -29,15 +29,18 @@ extern char **environ;
 
 static const char usage[] =
 	"Usage: vma_lookup [--runs N] [--json FILE] [--vmas N] [--writer] [--lockless 0|1|ab]\n"
+	"                  [--file]\n"
 	"Time VMA lookups and listings at 1k and 60k VMAs, and mmext maps against pmap.\n"
 	"--vmas N: only N VMAs, kernel side only; --writer: with a concurrent mmap writer;\n"
 	"--lockless 0|1: set /sys/kernel/mm/lockless_maps/enabled for the run (root; the\n"
 	"mmap_lock reader and the lockless one on the same boot), restored at exit;\n"
-	"--lockless ab (with --vmas): both readers in alternate runs, as pairs.\n"
+	"--lockless ab (with --vmas): both readers in alternate runs, as pairs;\n"
+	"--file: the VMAs map a memfd instead of anonymous memory.\n"
 	"The mmext binary is $MMEXT, else ../bin/mmext next to this program.\n";
 
 static long only_vmas;		/* --vmas */
 static int with_writer;		/* --writer */
+static int file_vmas;		/* --file */
 static int lockless = -1;	/* --lockless: 0, 1, or AB for both in pairs */
 #define AB 2
 static volatile int writer_stop;
@@ -53,6 +56,9 @@ static int opt(int val, const char *arg)
 		return *end || only_vmas < 2 ? -1 : 0;
 	case 257:
 		with_writer = 1;
+		return 0;
+	case 259:
+		file_vmas = 1;
 		return 0;
 	case 258:
 		lockless = !strcmp(arg, "1") ? 1 : !strcmp(arg, "0") ? 0 : !strcmp(arg, "ab") ? AB : -2;
@@ -83,10 +89,18 @@ static int count_vmas(void)
 
 static char *make_vmas(size_t pages)
 {
-	char *p = mmap(NULL, pages * psz, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	int fd = file_vmas ? memfd_create("vma_lookup", MFD_CLOEXEC) : -1;
+	char *p = MAP_FAILED;
 	size_t i;
 
+	/* --file: lines with a path to print, and no lockless copy for them. */
+	if (fd >= 0 && !ftruncate(fd, pages * psz))
+		p = mmap(NULL, pages * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	else if (!file_vmas)
+		p = mmap(NULL, pages * psz, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (fd >= 0)
+		close(fd);
 	if (p == MAP_FAILED)
 		return NULL;
 	for (i = 1; i < pages; i += 2)
@@ -97,8 +111,8 @@ static char *make_vmas(size_t pages)
 
 static void extra_of(char *buf, size_t n)
 {
-	snprintf(buf, n, "\"vmas\":%d,\"writer\":%s,\"lockless\":%d", nvmas,
-		 with_writer ? "true" : "false", lockless);
+	snprintf(buf, n, "\"vmas\":%d,\"writer\":%s,\"lockless\":%d,\"file\":%s", nvmas,
+		 with_writer ? "true" : "false", lockless, file_vmas ? "true" : "false");
 }
 
 /* Size class of a case name: the historical 1k/60k, or the exact count with --vmas. */
@@ -108,7 +122,8 @@ static const char *size_name(void)
 
 	if (!only_vmas)
 		return nvmas > 10000 ? "60k" : "1k";
-	snprintf(buf, sizeof(buf), "%ldk%s%s", only_vmas / 1000, with_writer ? " +writer" : "",
+	snprintf(buf, sizeof(buf), "%ldk%s%s%s", only_vmas / 1000, file_vmas ? " file" : "",
+		 with_writer ? " +writer" : "",
 		 lockless == 0 ? " mmap_lock reader" : lockless == 1 ? " lockless reader" : "");
 	return buf;
 }
@@ -164,7 +179,7 @@ static void lookups(char *region, size_t pages, int backend, int runs, int per_r
 	struct mmext_maps *m;
 	struct bench_stats s;
 	uint64_t x = 88172645463325252ULL;
-	char extra[64], what[64];
+	char extra[96], what[64];
 	int r, ret;
 
 	ret = mmext_maps_open(0, &o, &m);
@@ -191,7 +206,7 @@ static double listing(int backend, int runs)
 	struct mmext_maps *m;
 	struct mmext_vma v;
 	struct bench_stats s;
-	char extra[64], what[64];
+	char extra[96], what[64];
 	int r, n = 0, ret;
 
 	ret = mmext_maps_open(0, &o, &m);
@@ -238,7 +253,7 @@ static void raw_read(int runs)
 {
 	double *t = calloc(runs, sizeof(double));
 	struct bench_stats s;
-	char extra[64], what[64];
+	char extra[96], what[64];
 	int r;
 
 	for (r = 0; r < runs; r++)
@@ -256,7 +271,7 @@ static double command(char *const argv[], const char *label, const char *what, i
 	double *t = calloc(runs, sizeof(double));
 	posix_spawn_file_actions_t fa;
 	struct bench_stats s;
-	char extra[64];
+	char extra[96];
 	int r, status;
 	pid_t pid;
 
@@ -403,7 +418,8 @@ static void paired_result(const char *what, const char *backend, const char *uni
 	}
 	lockless = AB;
 	off = snprintf(json, n, "\"group\":\"vma\",\"case\":\"regression\",\"what\":\"%s\","
-		       "\"backend\":\"%s\",\"vmas\":%d,\"a\":[", what, backend, nvmas);
+		       "\"backend\":\"%s\",\"vmas\":%d,\"file\":%s,\"a\":[", what, backend, nvmas,
+		       file_vmas ? "true" : "false");
 	for (reader = 0; reader < 2; reader++)
 		for (r = 0; r < runs; r++)
 			off += snprintf(json + off, n - off, "%s%.6g%s", r ? "," : "",
@@ -480,6 +496,7 @@ int main(int argc, char **argv)
 		{ "vmas", required_argument, NULL, 256 },
 		{ "writer", no_argument, NULL, 257 },
 		{ "lockless", required_argument, NULL, 258 },
+		{ "file", no_argument, NULL, 259 },
 		{ NULL, 0, NULL, 0 },
 	};
 	int old_switch = -1, ret = 0;

@@ -32,7 +32,10 @@ def runs(mode, target):
         # Both readers of the patched kernel on the same boot in alternate runs: boots
         # differ more than readers do (memory layout), so this is the fair comparison.
         [("vma_lookup 10k both readers", ["vma_lookup", "--vmas", "10000", "--lockless",
-                                          "ab", "--runs", str(p["pairs"])])]
+                                          "ab", "--runs", str(p["pairs"])]),
+         # File-backed lines: a path to print and the VMA lock taken for each of them.
+         ("vma_lookup 10k file both readers", ["vma_lookup", "--vmas", "10000", "--file",
+                                               "--lockless", "ab", "--runs", str(p["pairs"])])]
         if target == "patched" else [])
 
 
@@ -42,8 +45,8 @@ def estimate(mode, target):
     # cases: about 1.3 s per run under TCG with the benchmark kernels (see
     # suites/__init__.py), 0.2 s on the host.
     per_lookup = 0.2 if target == "host" else 1.3
-    # A pair of readers: two reads and 2 x 5000 lookups, about 0.1 s under TCG.
-    pairs = p["pairs"] * 0.1 if target == "patched" else 0
+    # A pair of readers: two reads and 2 x 5000 lookups, about 0.1 s under TCG; two cases.
+    pairs = 2 * p["pairs"] * 0.1 if target == "patched" else 0
     return int(p["runs"] * p["seconds"] * 1.05 + 2 * p["lookup_runs"] * per_lookup + pairs + 3)
 
 
@@ -174,10 +177,11 @@ def report(ctx):
             if a and b:
                 md.append(f"- {label}: {b / a:.2f}")
 
-    ab = [(label, pairstats.regression(r["a"], r["b"]))
+    ab = [(f"{label}, {kind}", pairstats.regression(r["a"], r["b"]))
+          for file, kind in ((False, "anonymous VMAs"), (True, "memfd VMAs"))
           for backend, label in (("text", "maps read(2)"), ("procmap_query", "PROCMAP_QUERY"))
           for r in [ctx.one(target="patched", group="vma", case="regression",
-                            backend=backend)] if r]
+                            backend=backend, file=file)] if r]
     if ab:
         md += ["", "The patched kernel's two readers on the same boot, in alternate runs "
                "(`/sys/kernel/mm/lockless_maps/enabled` 0 and 1, AB then BA, no writer): the "
