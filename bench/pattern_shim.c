@@ -5,8 +5,8 @@
  *
  *   MMEXT_SHIM=anon      large blocks are fresh anonymous mappings (no pattern)
  *   MMEXT_SHIM=memset    ... filled with the pattern byte by memset()
- *   MMEXT_SHIM=refpage   ... private mappings of one reference page of the pattern
- *                        (refpage_create(), number read from the kernel's sysfs file)
+ *   MMEXT_SHIM=refpage   ... libmmext pattern memory, kernel backend: private
+ *                        mappings of the one reference page libmmext keeps for the pattern
  *   MMEXT_SHIM=emulated  ... libmmext pattern memory, memfd emulation
  *   MMEXT_SHIM_MIN=N     what counts as large (bytes; default 131072, glibc's initial
  *                        mmap threshold)
@@ -27,11 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <mmext.h>
-#include <mmext/uapi.h>
 
 #define PATTERN		0xa5
 #define TABLE_SIZE	(1UL << 14)	/* live large blocks; more fall back to glibc */
@@ -47,11 +45,11 @@ enum { M_ANON, M_MEMSET, M_REFPAGE, M_EMULATED };
 struct block {
 	uintptr_t addr;			/* 0: free slot */
 	size_t size;			/* requested bytes */
-	struct mmext_pattern *pat;	/* emulated: the libmmext handle */
+	struct mmext_pattern *pat;	/* refpage, emulated: the libmmext handle */
 };
 
 static struct block *table;
-static int lock, method = -1, refpage_fd = -1;
+static int lock, method = -1;
 static size_t min_size = 128 << 10, psz;
 static unsigned long n_blocks, n_bytes, n_fallbacks;
 static size_t (*libc_usable_size)(void *p);
@@ -123,34 +121,10 @@ static void table_del(struct block *b)
 	}
 }
 
-static int make_refpage(void)
-{
-	char buf[32] = "", *page;
-	long nr;
-	int fd, n;
-
-	fd = open(MMEXT_REFPAGE_SYSFS, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		die("MMEXT_SHIM=refpage: this kernel has no reference pages\n");
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	nr = n > 0 ? strtol(buf, NULL, 10) : 0;
-	if (nr <= 0)
-		die("cannot read " MMEXT_REFPAGE_SYSFS "\n");
-	page = mmap(NULL, psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (page == MAP_FAILED)
-		die("out of memory\n");
-	memset(page, PATTERN, psz);
-	fd = syscall(nr, page, REFPAGE_CLOEXEC);
-	munmap(page, psz);
-	if (fd < 0)
-		die("refpage_create() failed\n");
-	return fd;
-}
-
 __attribute__((constructor)) static void shim_init(void)
 {
 	static const char *const names[] = { "anon", "memset", "refpage", "emulated" };
+	struct mmext_feature_status st;
 	const char *m = getenv("MMEXT_SHIM"), *s = getenv("MMEXT_SHIM_MIN");
 	int i;
 
@@ -169,8 +143,8 @@ __attribute__((constructor)) static void shim_init(void)
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (table == MAP_FAILED || !libc_usable_size)
 		die("cannot set up\n");
-	if (method == M_REFPAGE)
-		refpage_fd = make_refpage();
+	if (method == M_REFPAGE && (mmext_probe(MMEXT_FEAT_REFPAGE, &st) || !st.available))
+		die("MMEXT_SHIM=refpage: this kernel has no reference pages\n");
 }
 
 __attribute__((destructor)) static void shim_stats(void)
@@ -194,7 +168,8 @@ __attribute__((destructor)) static void shim_stats(void)
 /* A large block by the method (zero: plain anonymous memory), or NULL. */
 static void *large_alloc(size_t n, int zero)
 {
-	MMEXT_OPTS(mmext_pattern_opts, o, .backend = MMEXT_PATTERN_EMULATED);
+	MMEXT_OPTS(mmext_pattern_opts, o, .backend = method == M_REFPAGE ? MMEXT_PATTERN_KERNEL :
+						  MMEXT_PATTERN_EMULATED);
 	static const unsigned char pattern = PATTERN;
 	size_t len = (n + psz - 1) & ~(psz - 1);
 	int how = zero ? M_ANON : method;
@@ -206,7 +181,7 @@ static void *large_alloc(size_t n, int zero)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (how == M_EMULATED) {
+	if (how == M_EMULATED || how == M_REFPAGE) {
 		int ret = mmext_pattern_map(&pattern, 1, len, &o, &pat);
 
 		if (ret) {
@@ -215,9 +190,7 @@ static void *large_alloc(size_t n, int zero)
 		}
 		p = mmext_pattern_addr(pat);
 	} else {
-		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
-			 (how == M_REFPAGE ? 0 : MAP_ANONYMOUS), how == M_REFPAGE ? refpage_fd : -1,
-			 0);
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
 			return NULL;
 		if (how == M_MEMSET)

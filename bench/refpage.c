@@ -7,8 +7,10 @@
  *   memset         anonymous memory filled with the pattern by memset()
  *   anon_4k, memset_4k  the same with MADV_NOHUGEPAGE: base pages only, as reference
  *                  pages always are (with THP, 4 MiB of anon takes two huge page faults)
- *   refpage        libmmext pattern memory on reference pages (a new one per mapping)
- *   refpage_reuse  one reference page fd, mmap()ed for every mapping (an allocator's way)
+ *   refpage        libmmext pattern memory on reference pages (its cached page: one
+ *                  mmap() per mapping once the pattern's page exists)
+ *   refpage_nocache  the same with MMEXT_PATTERN_NOCACHE: a new page per mapping
+ *   refpage_reuse  one reference page fd, mmap()ed for every mapping, without libmmext
  *   emulated       libmmext pattern memory, memfd emulation
  * Time per mapping (map + fill + write + unmap) and the mapping's RSS once written
  * (smaps Rss of its VMAs).
@@ -34,9 +36,13 @@ static const char usage[] =
 	"Usage: refpage [--runs N] [--json FILE]\n"
 	"Time 4 MiB of pattern-initialised memory, 4 KiB or all of it written, per backend.\n";
 
-enum { B_ANON, B_ANON_4K, B_MEMSET, B_MEMSET_4K, B_REFPAGE, B_REFPAGE_REUSE, B_EMULATED, B__N };
+enum {
+	B_ANON, B_ANON_4K, B_MEMSET, B_MEMSET_4K, B_REFPAGE, B_REFPAGE_NOCACHE, B_REFPAGE_REUSE,
+	B_EMULATED, B__N
+};
 static const char *const names[B__N] = {
-	"anon", "anon_4k", "memset", "memset_4k", "refpage", "refpage_reuse", "emulated"
+	"anon", "anon_4k", "memset", "memset_4k", "refpage", "refpage_nocache", "refpage_reuse",
+	"emulated"
 };
 
 static size_t psz;
@@ -96,8 +102,9 @@ struct mapping {
 static int map(int b, struct mapping *m)
 {
 	static const unsigned char pattern = PATTERN;
-	MMEXT_OPTS(mmext_pattern_opts, o, .backend = b == B_REFPAGE ? MMEXT_PATTERN_KERNEL :
-					    MMEXT_PATTERN_EMULATED);
+	MMEXT_OPTS(mmext_pattern_opts, o, .backend = b == B_EMULATED ? MMEXT_PATTERN_EMULATED :
+					    MMEXT_PATTERN_KERNEL,
+		   .flags = b == B_REFPAGE_NOCACHE ? MMEXT_PATTERN_NOCACHE : 0);
 	int ret;
 
 	m->pat = NULL;
@@ -198,12 +205,12 @@ int main(int argc, char **argv)
 	printf("\n# RSS added by one written mapping (KiB): sparse / dense\n");
 	for (b = 0; b < B__N; b++)
 		if (med[b][0])
-			printf("#   %-14s %8ld / %8ld\n", names[b], rss[b][0], rss[b][1]);
+			printf("#   %-16s %8ld / %8ld\n", names[b], rss[b][0], rss[b][1]);
 	printf("# memset / backend and memset_4k / backend, median time (> 1: faster):\n"
-	       "#   backend         sparse    dense | sparse    dense (4k)\n");
+	       "#   backend           sparse    dense | sparse    dense (4k)\n");
 	for (b = 0; b < B__N; b++)
 		if (med[b][0])
-			printf("#   %-14s %7.1fx %7.2fx | %6.1fx %7.2fx\n", names[b],
+			printf("#   %-16s %7.1fx %7.2fx | %6.1fx %7.2fx\n", names[b],
 			       med[B_MEMSET][0] / med[b][0], med[B_MEMSET][1] / med[b][1],
 			       med[B_MEMSET_4K][0] / med[b][0], med[B_MEMSET_4K][1] / med[b][1]);
 	if (reuse_fd >= 0)

@@ -10,7 +10,8 @@ TITLE = "reference pages (`refpage_create`): pattern-initialised memory"
 TARGETS = ("host", "stock", "patched")
 
 RUNS = {"quick": {"host": 200, "guest": 20}, "full": {"host": 2000, "guest": 100}}
-BACKENDS = ("anon", "anon_4k", "memset", "memset_4k", "refpage", "refpage_reuse", "emulated")
+BACKENDS = ("anon", "anon_4k", "memset", "memset_4k", "refpage", "refpage_nocache",
+            "refpage_reuse", "emulated")
 # Seconds per run of all backends and both cases (host native, guest TCG with the
 # benchmark kernels; see suites/__init__.py).
 SECONDS_PER_RUN = {"host": 0.04, "guest": 0.8}
@@ -73,9 +74,11 @@ def report(ctx):
            "median µs per mapping and the mapping's Rss once written. `anon`/`memset` use "
            "the system's THP setting (the guests: always, so 4 MiB of anon is two huge page "
            "faults), `anon_4k`/`memset_4k` add MADV_NOHUGEPAGE: base pages, as reference "
-           "pages always are. `refpage` goes through libmmext (a new reference page per "
-           "mapping), `refpage_reuse` maps one reference page fd again and again as an "
-           "allocator would, `emulated` is libmmext's memfd emulation. Runs per case: "
+           "pages always are. `refpage` goes through libmmext, which keeps the pattern's "
+           "reference page (one mmap per mapping), `refpage_nocache` too with "
+           "MMEXT_PATTERN_NOCACHE (a new reference page per mapping), `refpage_reuse` maps "
+           "one reference page fd again and again without libmmext, `emulated` is "
+           "libmmext's memfd emulation. Runs per case: "
            + ", ".join(f"{t} {runs[t]}" for t in targets) + ".", "",
            "| kernel | backend | sparse µs | sparse Rss KiB | dense µs | dense Rss KiB "
            "| memset / it, sparse | dense | memset_4k / it, sparse | dense |",
@@ -105,7 +108,7 @@ def report(ctx):
            "| kernel | backend | baseline | sparse Rss vs anon | sparse speed-up | "
            "dense memset / it | met |", "|---|---|---|---|---|---|---|"]
     for t in targets:
-        for b in ("refpage", "refpage_reuse"):
+        for b in ("refpage", "refpage_nocache", "refpage_reuse"):
             s, d = _r(ctx, t, "sparse", b), _r(ctx, t, "dense", b)
             for an, mn in (("anon_4k", "memset_4k"), ("anon", "memset")):
                 a, ms, md_ = (_r(ctx, t, "sparse", an), _r(ctx, t, "sparse", mn),
@@ -132,7 +135,7 @@ def report(ctx):
             ax.bar([x + (i - 0.5) * w for x in range(len(BACKENDS))], ys, w, label=case)
         ax.set_yscale("log")
         ax.set_xticks(range(len(BACKENDS)), ["anon", "anon4k", "memset", "ms4k", "refpage",
-                                             "reuse", "emul"], fontsize=8)
+                                             "nocache", "reuse", "emul"], fontsize=8)
         ax.set_title(f"{t}: 4 MiB mapping")
         ax.set_ylabel("median µs per mapping (log)")
         ax.legend(fontsize=8)
@@ -150,7 +153,8 @@ def heap_report(ctx, targets):
           "of 128 KiB or more a mapping of its own and pattern-initialises it (byte 0xa5) "
           "by the method; calloc() gets anonymous memory, smaller blocks stay with glibc. "
           "`anon`: no pattern (the baseline); `memset`: filled on allocation; `refpage`: "
-          "a private mapping of one reference page; `emulated`: libmmext's memfd emulation. "
+          "libmmext's kernel backend, a private mapping of the reference page it keeps for "
+          "the pattern; `emulated`: libmmext's memfd emulation. "
           "Median real time and median maximum RSS (wait4) of the process; the rendered "
           "output must hash the same under every method. The seed's (v3, Pixel 4, Scudo, "
           "PDFium): anon 2.237 s / 107088 KiB, memset 2.252 s / 112180 KiB, refpage "

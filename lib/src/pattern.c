@@ -2,6 +2,7 @@
 /* Pattern memory: a backend table, reference pages first, then the memfd-tile emulation. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -26,6 +27,7 @@ struct pattern_req {
 	size_t len;		/* page-rounded */
 	int prot;
 	size_t tile_pages;
+	uint32_t flags;		/* MMEXT_PATTERN_NOCACHE */
 };
 
 struct pattern_backend {
@@ -33,12 +35,11 @@ struct pattern_backend {
 	int (*map)(const struct pattern_req *r, void **addr);
 };
 
-/* A page of the pattern, handed to refpage_create() and mapped privately. */
-static int kernel_map(const struct pattern_req *r, void **addr)
+/* A new reference page of the pattern: an O_CLOEXEC fd, or -errno. */
+static int refpage_new(const struct pattern_req *r)
 {
 	size_t psz = mmext__page_size(), i;
 	char *page;
-	void *p;
 	long nr;
 	int fd, ret;
 
@@ -52,14 +53,149 @@ static int kernel_map(const struct pattern_req *r, void **addr)
 	for (i = 0; i < psz; i += r->pattern_len)
 		memcpy(page + i, r->pattern, r->pattern_len);
 	fd = syscall(nr, page, REFPAGE_CLOEXEC);
-	ret = fd < 0 ? -errno : 0;
+	ret = fd < 0 ? -errno : fd;
 	free(page);
-	if (ret)
-		return ret;
-	/* The mapping keeps the reference page; the fd is not needed after this. */
+	return ret;
+}
+
+/*
+ * The fds of recently used patterns, so that an allocator mapping many blocks with
+ * one pattern pays one mmap() per block. Each slot pins its page until evicted.
+ */
+#define REFPAGE_SLOTS 8
+
+struct refpage_slot {
+	void *pattern;		/* a copy of the key; NULL for a free slot */
+	size_t pattern_len;
+	int fd;
+	unsigned int users;	/* mmap()s in progress: the fd must stay open */
+	unsigned long used;	/* cache.clock at the last lookup, for LRU eviction */
+};
+
+static struct {
+	pthread_mutex_t lock;
+	unsigned long clock;
+	struct refpage_slot slot[REFPAGE_SLOTS];
+} cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+
+/* fork() while another thread holds the lock would leave it locked in the child. */
+static void cache_fork_prepare(void)
+{
+	pthread_mutex_lock(&cache.lock);
+}
+
+static void cache_fork_parent(void)
+{
+	pthread_mutex_unlock(&cache.lock);
+}
+
+static void cache_fork_child(void)
+{
+	size_t i;
+
+	/* The threads that were mapping are gone; their fds are inherited. */
+	for (i = 0; i < REFPAGE_SLOTS; i++)
+		cache.slot[i].users = 0;
+	pthread_mutex_unlock(&cache.lock);
+}
+
+static void cache_init(void)
+{
+	pthread_atfork(cache_fork_prepare, cache_fork_parent, cache_fork_child);
+}
+
+/* Under the lock, users == 0. Mappings of the fd keep the page; the cache lets go. */
+static void cache_drop(struct refpage_slot *s)
+{
+	close(s->fd);
+	free(s->pattern);
+	s->pattern = NULL;
+}
+
+/*
+ * The cached fd of r's pattern, or a new one put in the LRU idle slot. *slot is the
+ * slot to release with cache_put(), NULL for an fd the caller must close (no idle
+ * slot, or no memory for the key).
+ */
+static int cache_get(const struct pattern_req *r, struct refpage_slot **slot)
+{
+	struct refpage_slot *s, *victim = NULL;
+	void *key;
+	size_t i;
+	int fd;
+
+	pthread_once(&cache_once, cache_init);
+	pthread_mutex_lock(&cache.lock);
+	cache.clock++;
+	for (i = 0; i < REFPAGE_SLOTS; i++) {
+		s = &cache.slot[i];
+		if (s->pattern && s->pattern_len == r->pattern_len &&
+		    !memcmp(s->pattern, r->pattern, r->pattern_len))
+			goto hit;
+		if (!__atomic_load_n(&s->users, __ATOMIC_ACQUIRE) &&
+		    (!victim || !s->pattern || (victim->pattern && s->used < victim->used)))
+			victim = s;
+	}
+	/* Created under the lock: threads that miss together share one page. */
+	fd = refpage_new(r);
+	key = fd >= 0 && victim ? malloc(r->pattern_len) : NULL;
+	if (!key) {
+		pthread_mutex_unlock(&cache.lock);
+		*slot = NULL;
+		return fd;
+	}
+	s = victim;
+	if (s->pattern)
+		cache_drop(s);
+	memcpy(key, r->pattern, r->pattern_len);
+	s->pattern = key;
+	s->pattern_len = r->pattern_len;
+	s->fd = fd;
+hit:
+	s->used = cache.clock;
+	__atomic_add_fetch(&s->users, 1, __ATOMIC_RELAXED);
+	fd = s->fd;
+	pthread_mutex_unlock(&cache.lock);
+	*slot = s;
+	return fd;
+}
+
+static void cache_put(struct refpage_slot *s)
+{
+	/* No lock: eviction (under it) only needs to see the count reach zero. */
+	__atomic_sub_fetch(&s->users, 1, __ATOMIC_RELEASE);
+}
+
+/* Close the cached fds when the library is unloaded (dlclose()). */
+__attribute__((destructor)) static void cache_fini(void)
+{
+	size_t i;
+
+	pthread_mutex_lock(&cache.lock);
+	for (i = 0; i < REFPAGE_SLOTS; i++)
+		if (cache.slot[i].pattern && !__atomic_load_n(&cache.slot[i].users, __ATOMIC_ACQUIRE))
+			cache_drop(&cache.slot[i]);
+	pthread_mutex_unlock(&cache.lock);
+}
+
+/* The pattern's reference page (cached unless NOCACHE), mapped privately. */
+static int kernel_map(const struct pattern_req *r, void **addr)
+{
+	struct refpage_slot *s = NULL;
+	void *p;
+	int fd, ret;
+
+	fd = r->flags & MMEXT_PATTERN_NOCACHE ? refpage_new(r) : cache_get(r, &s);
+	if (fd < 0)
+		return fd;
+	/* The mapping holds the reference page for as long as it lives. */
 	p = mmap(NULL, r->len, r->prot, MAP_PRIVATE, fd, 0);
 	ret = p == MAP_FAILED ? -errno : 0;
-	close(fd);
+	if (s)
+		cache_put(s);
+	else
+		close(fd);
 	if (!ret)
 		*addr = p;
 	return ret;
@@ -137,26 +273,29 @@ MMEXT_API int mmext_pattern_map(const void *pattern, size_t pattern_len, size_t 
 	uint32_t backend = MMEXT__OPT(opts, backend, MMEXT_PATTERN_AUTO);
 	uint32_t prot = MMEXT__OPT(opts, prot, 0);
 	uint64_t tile_pages = MMEXT__OPT(opts, tile_pages, 0);
+	uint32_t flags = MMEXT__OPT(opts, flags, 0);
 	size_t psz = mmext__page_size(), i;
 	struct pattern_req r;
 	struct mmext_pattern *p;
 	void *addr = NULL;
 	int ret;
 
-	ret = mmext__opts_check(opts, MMEXT__OPTS_END(mmext_pattern_opts, tile_pages));
+	ret = mmext__opts_check(opts, MMEXT__OPTS_END(mmext_pattern_opts, flags));
 	if (ret)
 		return ret;
 	if (!pattern || !out)
 		return -EFAULT;
 	if (!pattern_len || pattern_len > psz || pattern_len & (pattern_len - 1) || !len ||
 	    len > SIZE_MAX - psz || backend > MMEXT_PATTERN_EMULATED ||
-	    prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC) || tile_pages > SIZE_MAX / psz)
+	    prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC) || tile_pages > SIZE_MAX / psz ||
+	    flags & ~MMEXT_PATTERN_NOCACHE)
 		return -EINVAL;
 	r.pattern = pattern;
 	r.pattern_len = pattern_len;
 	r.len = (len + psz - 1) & ~(psz - 1);
 	r.prot = prot ? (int)prot : PROT_READ | PROT_WRITE;
 	r.tile_pages = tile_pages ? tile_pages : DEFAULT_TILE_PAGES;
+	r.flags = flags;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;

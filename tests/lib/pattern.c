@@ -3,8 +3,13 @@
  * Pattern memory: clean pages read as the pattern, written pages are private,
  * MADV_DONTNEED brings the pattern back, fork keeps it all; on every backend the
  * kernel allows (the kernel backend SKIPs without reference pages), and errors.
+ * The kernel backend's fd cache: one reference page per pattern however many
+ * mappings, threads or forks use it (the kernel's count of live pages says so).
  */
+#include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <time.h>
 
 #include "helpers.h"
 #include "kselftest_harness.h"
@@ -22,6 +27,31 @@ static int is_pattern(const unsigned char *p, size_t len, const unsigned char *p
 			return 0;
 	return 1;
 }
+
+#define REFPAGE_PAGES "/sys/kernel/mm/refpage/pages"
+
+/* Reference pages alive in the whole system, or -1 without the kernel's count. */
+static long refpages_alive(void)
+{
+	FILE *f = fopen(REFPAGE_PAGES, "r");
+	long n = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &n) != 1)
+		n = -1;
+	fclose(f);
+	return n;
+}
+
+/* SKIP without reference pages or the kernel's count of them; else read the count. */
+#define REQUIRE_REFPAGE_COUNT(before)						\
+	do {									\
+		REQUIRE_FEATURE(MMEXT_FEAT_REFPAGE);				\
+		(before) = refpages_alive();					\
+		if ((before) < 0)						\
+			SKIP(return, "no " REFPAGE_PAGES " on this kernel");	\
+	} while (0)
 
 FIXTURE(pattern) {
 	struct mmext_pattern *p;
@@ -138,6 +168,190 @@ TEST_F(pattern, fork_keeps_the_semantics)
 	EXPECT_TRUE(is_pattern(self->addr + self->psz, self->len - self->psz, pat8, 8));
 }
 
+/* The kernel backend's page count, or -2 (not checked) for the emulation. */
+static long alive_if_kernel(struct mmext_pattern *p)
+{
+	return mmext_pattern_backend(p) == MMEXT_PATTERN_KERNEL ? refpages_alive() : -2;
+}
+
+TEST_F(pattern, repeats_share_one_page)
+{
+	static const unsigned char a[4] = { 1, 2, 3, 4 }, b[4] = { 5, 6, 7, 8 };
+	MMEXT_OPTS(mmext_pattern_opts, o, .backend = variant->backend,
+		   .tile_pages = variant->tile_pages);
+	long before = alive_if_kernel(self->p);
+	struct mmext_pattern *p[16], *q;
+	unsigned char *x;
+	int i;
+
+	if (before == -1)
+		SKIP(return, "no " REFPAGE_PAGES " on this kernel");
+	for (i = 0; i < 16; i++) {
+		ASSERT_EQ(0, mmext_pattern_map(a, 4, 4 * self->psz, &o, &p[i]));
+		ASSERT_TRUE(is_pattern(mmext_pattern_addr(p[i]), 4 * self->psz, a, 4));
+	}
+	if (before >= 0)
+		EXPECT_EQ(before + 1, refpages_alive());
+	/* Another pattern gets a page of its own. */
+	ASSERT_EQ(0, mmext_pattern_map(b, 4, self->psz, &o, &q));
+	EXPECT_TRUE(is_pattern(mmext_pattern_addr(q), self->psz, b, 4));
+	if (before >= 0)
+		EXPECT_EQ(before + 2, refpages_alive());
+	/* Writes and unmaps of some mappings leave the shared page to the others. */
+	x = mmext_pattern_addr(p[1]);
+	memset(x, 0x33, 2 * self->psz);
+	mmext_pattern_unmap(p[0]);
+	mmext_pattern_unmap(p[1]);
+	for (i = 2; i < 16; i++)
+		EXPECT_TRUE(is_pattern(mmext_pattern_addr(p[i]), 4 * self->psz, a, 4));
+	ASSERT_EQ(0, mmext_pattern_map(a, 4, 4 * self->psz, &o, &p[0]));
+	EXPECT_TRUE(is_pattern(mmext_pattern_addr(p[0]), 4 * self->psz, a, 4));
+	EXPECT_TRUE(is_pattern(mmext_pattern_addr(q), self->psz, b, 4));
+	for (i = 0; i < 16; i++)
+		if (i != 1)
+			mmext_pattern_unmap(p[i]);
+	mmext_pattern_unmap(q);
+	/* The cache keeps both pages after their last mapping (documented). */
+	if (before >= 0)
+		EXPECT_EQ(before + 2, refpages_alive());
+}
+
+#define THREADS	6
+#define THREAD_MAPS 8
+
+struct thread_arg {
+	const struct mmext_pattern_opts *o;
+	const unsigned char *pat;
+	size_t psz;
+	int ok;
+	struct mmext_pattern *p[THREAD_MAPS];
+};
+
+/* Map the pattern repeatedly, write the first page of each mapping, check the rest. */
+static void *map_in_thread(void *arg)
+{
+	struct thread_arg *t = arg;
+	unsigned char *x;
+	int i;
+
+	for (i = 0; i < THREAD_MAPS; i++) {
+		if (mmext_pattern_map(t->pat, 8, 3 * t->psz, t->o, &t->p[i]))
+			return NULL;
+		x = mmext_pattern_addr(t->p[i]);
+		memset(x, i, t->psz);
+		if (!is_pattern(x + t->psz, 2 * t->psz, t->pat, 8))
+			return NULL;
+	}
+	t->ok = 1;
+	return NULL;
+}
+
+TEST_F(pattern, threads_share_one_page_per_pattern)
+{
+	static const unsigned char pats[2][8] = { { 9, 8, 7, 6, 5, 4, 3, 2 },
+						  { 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80 } };
+	MMEXT_OPTS(mmext_pattern_opts, o, .backend = variant->backend,
+		   .tile_pages = variant->tile_pages);
+	long before = alive_if_kernel(self->p);
+	struct thread_arg t[THREADS];
+	pthread_t th[THREADS];
+	unsigned char *x;
+	int i, j;
+
+	if (before == -1)
+		SKIP(return, "no " REFPAGE_PAGES " on this kernel");
+	for (i = 0; i < THREADS; i++) {
+		t[i] = (struct thread_arg){ .o = &o, .pat = pats[i % 2], .psz = self->psz };
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, map_in_thread, &t[i]));
+	}
+	for (i = 0; i < THREADS; i++)
+		ASSERT_EQ(0, pthread_join(th[i], NULL));
+	for (i = 0; i < THREADS; i++)
+		EXPECT_TRUE(t[i].ok);
+	if (before >= 0)
+		EXPECT_EQ(before + 2, refpages_alive());
+	for (i = 0; i < THREADS; i++) {
+		for (j = 0; t[i].ok && j < THREAD_MAPS; j++) {
+			x = mmext_pattern_addr(t[i].p[j]);
+			EXPECT_TRUE(x[0] == j && x[self->psz - 1] == j);
+			EXPECT_TRUE(is_pattern(x + self->psz, 2 * self->psz, pats[i % 2], 8));
+			mmext_pattern_unmap(t[i].p[j]);
+		}
+	}
+}
+
+static int child_maps_without_a_new_page(void *arg)
+{
+	FIXTURE_DATA(pattern) *self = arg;
+	long before = alive_if_kernel(self->p);
+	struct mmext_pattern *q;
+	MMEXT_OPTS(mmext_pattern_opts, o, .backend = mmext_pattern_backend(self->p));
+	int ret;
+
+	if (mmext_pattern_map(pat8, 8, 2 * self->psz, &o, &q))
+		return 1;
+	ret = is_pattern(mmext_pattern_addr(q), 2 * self->psz, pat8, 8) ? 0 : 2;
+	if (before >= 0 && refpages_alive() != before)
+		ret = 3;
+	mmext_pattern_unmap(q);
+	return ret;
+}
+
+/* The child inherits the cached fd: its maps of the same pattern use the same page. */
+TEST_F(pattern, fork_child_uses_the_cached_page)
+{
+	ASSERT_TRUE(t_in_child(child_maps_without_a_new_page, self));
+}
+
+/* Nine patterns in turn miss the 8-slot cache every time: the lock is held longest. */
+static void *map_unmap_loop(void *arg)
+{
+	volatile int *stop = arg;
+	struct mmext_pattern *q;
+	unsigned char c;
+
+	for (c = 0; !*stop; c = (c + 1) % 9)
+		if (!mmext_pattern_map(&c, 1, t_psz(), NULL, &q))
+			mmext_pattern_unmap(q);
+	return NULL;
+}
+
+static int child_maps_in_time(void *arg)
+{
+	struct mmext_pattern *q;
+
+	alarm(10);	/* a cache lock inherited locked would hang here */
+	if (mmext_pattern_map(pat8, 8, t_psz(), NULL, &q))
+		return 1;
+	mmext_pattern_unmap(q);
+	return 0;
+}
+
+/*
+ * Forks while another thread maps: the child's first map must not deadlock. Without
+ * the atfork handlers this fails only when a fork lands inside the lock: often with
+ * the kernel backend (refpage_create() under it), rarely with the emulation.
+ */
+TEST(fork_while_another_thread_maps)
+{
+	volatile int stop = 0;
+	struct timespec t0, t;
+	pthread_t th;
+	int i, ok = 1;
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, map_unmap_loop, (void *)&stop));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* 100 forks, or fewer within 15 s (the harness allows 30; KASAN guests are slow). */
+	for (i = 0, t = t0; i < 100 && ok && t.tv_sec - t0.tv_sec < 15; i++) {
+		ok = t_in_child(child_maps_in_time, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	}
+	stop = 1;
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	EXPECT_TRUE(ok);
+	TH_LOG("%d forks", i);
+}
+
 TEST_F(pattern, reset_bad_input)
 {
 	EXPECT_EQ(-EINVAL, mmext_pattern_reset(self->p, self->addr + 1, self->psz));
@@ -211,6 +425,7 @@ TEST(map_bad_input)
 	MMEXT_OPTS(mmext_pattern_opts, bad_backend, .backend = 3);
 	MMEXT_OPTS(mmext_pattern_opts, bad_prot, .prot = 0x100);
 	MMEXT_OPTS(mmext_pattern_opts, huge_tile, .tile_pages = UINT64_MAX);
+	MMEXT_OPTS(mmext_pattern_opts, bad_flags, .flags = 2);
 	T_OPTS_TAIL(mmext_pattern_opts) big;
 	size_t psz = t_psz();
 	struct mmext_pattern *p = NULL;
@@ -226,6 +441,7 @@ TEST(map_bad_input)
 	EXPECT_EQ(-EINVAL, mmext_pattern_map(pat, 1, psz, &bad_backend, &p));
 	EXPECT_EQ(-EINVAL, mmext_pattern_map(pat, 1, psz, &bad_prot, &p));
 	EXPECT_EQ(-EINVAL, mmext_pattern_map(pat, 1, psz, &huge_tile, &p));
+	EXPECT_EQ(-EINVAL, mmext_pattern_map(pat, 1, psz, &bad_flags, &p));
 	/* Larger than the address space can hold. */
 	EXPECT_EQ(-ENOMEM, mmext_pattern_map(pat, 1, (size_t)1 << 62, NULL, &p));
 	memset(&big, 0, sizeof(big));
@@ -239,6 +455,125 @@ TEST(map_bad_input)
 	EXPECT_EQ(0, mmext_pattern_len(NULL));
 	EXPECT_EQ(-EINVAL, mmext_pattern_backend(NULL));
 	mmext_pattern_unmap(NULL);
+}
+
+/* NOCACHE: a page of the mapping's own, freed with it. */
+TEST(kernel_nocache_page_goes_with_the_mapping)
+{
+	static const unsigned char c[2] = { 0x5a, 0xa5 };
+	MMEXT_OPTS(mmext_pattern_opts, o, .backend = MMEXT_PATTERN_KERNEL,
+		   .flags = MMEXT_PATTERN_NOCACHE);
+	struct mmext_pattern *p, *q;
+	long before;
+
+	REQUIRE_REFPAGE_COUNT(before);
+	ASSERT_EQ(0, mmext_pattern_map(c, 2, 2 * t_psz(), &o, &p));
+	ASSERT_EQ(0, mmext_pattern_map(c, 2, 2 * t_psz(), &o, &q));
+	EXPECT_EQ(before + 2, refpages_alive());
+	EXPECT_TRUE(is_pattern(mmext_pattern_addr(p), 2 * t_psz(), c, 2));
+	mmext_pattern_unmap(p);
+	mmext_pattern_unmap(q);
+	EXPECT_EQ(before, refpages_alive());
+}
+
+/* The same bytes at another length are another key (documented). */
+TEST(kernel_pattern_len_is_part_of_the_key)
+{
+	static const unsigned char d[4] = { 0x77, 0x77, 0x77, 0x77 };
+	MMEXT_OPTS(mmext_pattern_opts, o, .backend = MMEXT_PATTERN_KERNEL);
+	struct mmext_pattern *p, *q;
+	long before;
+
+	REQUIRE_REFPAGE_COUNT(before);
+	ASSERT_EQ(0, mmext_pattern_map(d, 1, t_psz(), &o, &p));
+	ASSERT_EQ(0, mmext_pattern_map(d, 4, t_psz(), &o, &q));
+	EXPECT_EQ(before + 2, refpages_alive());
+	mmext_pattern_unmap(p);
+	mmext_pattern_unmap(q);
+}
+
+/*
+ * Eight patterns fill the cache; with every mapping kept, a miss shows as a new
+ * page, so the page count tells hits from misses and LRU from insertion order.
+ */
+TEST(kernel_cache_evicts_least_recently_used)
+{
+	MMEXT_OPTS(mmext_pattern_opts, o, .backend = MMEXT_PATTERN_KERNEL);
+	struct mmext_pattern *p[12];
+	unsigned char pat[9];
+	long before;
+	int i, n = 0;
+
+	REQUIRE_REFPAGE_COUNT(before);
+	for (i = 0; i < 9; i++)
+		pat[i] = 0xc0 + i;
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, mmext_pattern_map(&pat[i], 1, t_psz(), &o, &p[n++]));
+	EXPECT_EQ(before + 8, refpages_alive());
+	/* Pattern 0 used again: a hit, and now the most recently used. */
+	ASSERT_EQ(0, mmext_pattern_map(&pat[0], 1, t_psz(), &o, &p[n++]));
+	EXPECT_EQ(before + 8, refpages_alive());
+	/* Pattern 8 evicts pattern 1, the least recently used (not 0, the first in). */
+	ASSERT_EQ(0, mmext_pattern_map(&pat[8], 1, t_psz(), &o, &p[n++]));
+	EXPECT_EQ(before + 9, refpages_alive());
+	ASSERT_EQ(0, mmext_pattern_map(&pat[0], 1, t_psz(), &o, &p[n++]));
+	EXPECT_EQ(before + 9, refpages_alive());
+	ASSERT_EQ(0, mmext_pattern_map(&pat[1], 1, t_psz(), &o, &p[n++]));
+	EXPECT_EQ(before + 10, refpages_alive());
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(pat[i < 8 ? i : i == 9 ? 8 : i == 11 ? 1 : 0],
+			  *(unsigned char *)mmext_pattern_addr(p[i]));
+		mmext_pattern_unmap(p[i]);
+	}
+	/* What stays is what the cache holds: eight pages. */
+	EXPECT_EQ(before + 8, refpages_alive());
+}
+
+/* Each cached pattern holds one close-on-exec fd of the reference page. */
+TEST(kernel_cached_fd_is_cloexec)
+{
+	MMEXT_OPTS(mmext_pattern_opts, o, .backend = MMEXT_PATTERN_KERNEL);
+	struct mmext_pattern *p;
+	char link[64];
+	struct dirent *e;
+	int n = 0, fd;
+	DIR *d;
+
+	REQUIRE_FEATURE(MMEXT_FEAT_REFPAGE);
+	ASSERT_EQ(0, mmext_pattern_map(pat8, 8, t_psz(), &o, &p));
+	mmext_pattern_unmap(p);
+	ASSERT_EQ(0, mmext_pattern_map(pat8, 8, t_psz(), &o, &p));
+	d = opendir("/proc/self/fd");
+	ASSERT_NE(NULL, d);
+	while ((e = readdir(d))) {
+		ssize_t len;
+
+		len = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
+		if (len < 0)
+			continue;
+		link[len] = 0;
+		if (strcmp(link, "anon_inode:[refpage]"))
+			continue;
+		n++;
+		fd = atoi(e->d_name);
+		EXPECT_TRUE(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	}
+	closedir(d);
+	EXPECT_EQ(1, n);
+	mmext_pattern_unmap(p);
+}
+
+/* A caller built before flags existed passes the shorter struct: still accepted. */
+TEST(options_without_flags)
+{
+	MMEXT_OPTS(mmext_pattern_opts, o, .prot = PROT_READ);
+	struct mmext_pattern *p;
+
+	o.sz = offsetof(struct mmext_pattern_opts, flags);
+	o.flags = MMEXT_PATTERN_NOCACHE;	/* beyond sz: never read */
+	ASSERT_EQ(0, mmext_pattern_map(pat8, 8, t_psz(), &o, &p));
+	EXPECT_EQ(pat8[0], *(unsigned char *)mmext_pattern_addr(p));
+	mmext_pattern_unmap(p);
 }
 
 TEST(kernel_backend_forced_without_support)

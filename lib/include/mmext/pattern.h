@@ -11,6 +11,18 @@
  *           Clean pages cost nothing (not in RSS, nothing allocated); the first
  *           write to a page copies the pattern page; one VMA, shown in maps as
  *           anon_inode:[refpage]; never THP. -EOPNOTSUPP when the kernel lacks it.
+ *           The library keeps the reference-page fds of the 8 most recently used
+ *           patterns (pattern bytes and pattern_len are the key), so that mapping a
+ *           pattern again costs one mmap(). Limits of that cache:
+ *           - it pins one page of kernel memory, one fd (close-on-exec) and a copy
+ *             of the pattern per cached pattern, until the pattern is evicted
+ *             (least recently used) or the library is unloaded: unmapping the
+ *             last mapping of a pattern does not free its page;
+ *           - a fork() child inherits the fds and keeps using the same pages;
+ *           - a program that closes fds it did not open (closefrom()) must not map
+ *             patterns afterwards, or must pass MMEXT_PATTERN_NOCACHE;
+ *           - the same bytes with another pattern_len get a page of their own.
+ *           MMEXT_PATTERN_NOCACHE makes and releases a page for that mapping alone.
  * EMULATED  a sealed memfd holds tile_pages pages of pattern; the range is covered
  *           by MAP_PRIVATE|MAP_FIXED mappings of it, one per tile, so every clean
  *           page of every tile shares the memfd's pages. Costs and limits:
@@ -22,7 +34,8 @@
  *           - maps shows the tiles as /memfd:mmext-pattern (deleted);
  *           - munmap() of part of the range is fine; mremap() keeps the semantics.
  *
- * All functions are thread-safe (each works on its own mapping) and use no signals.
+ * All functions are thread-safe (each works on its own mapping; the fd cache has a
+ * lock, kept consistent across fork() by pthread_atfork()) and use no signals.
  */
 #ifndef MMEXT_PATTERN_H
 #define MMEXT_PATTERN_H
@@ -44,7 +57,11 @@ struct mmext_pattern_opts {
 	uint32_t backend;	/* enum mmext_pattern_backend */
 	uint32_t prot;		/* PROT_* for the mapping; 0 means PROT_READ|PROT_WRITE */
 	uint64_t tile_pages;	/* EMULATED: pages per tile; 0 means 512 */
+	uint32_t flags;		/* MMEXT_PATTERN_NOCACHE */
 };
+
+/* KERNEL: a reference page for this mapping alone, not kept (see above). */
+#define MMEXT_PATTERN_NOCACHE	0x1u
 
 struct mmext_pattern;
 
@@ -52,7 +69,7 @@ struct mmext_pattern;
  * Map len bytes (rounded up to pages) whose clean contents repeat the pattern_len
  * bytes at pattern. pattern_len must be a power of two no larger than the page size.
  * Returns 0 and *out, or:
- *  -EINVAL      bad pattern_len, zero len, bad prot/backend/tile_pages
+ *  -EINVAL      bad pattern_len, zero len, bad prot/backend/tile_pages/flags
  *  -E2BIG       unknown nonzero options
  *  -EFAULT      NULL pattern or out
  *  -EOPNOTSUPP  forced KERNEL backend (not available on this kernel)
