@@ -16,6 +16,27 @@ static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mmext_feature_status cache[MMEXT_FEAT__COUNT];
 static bool cached[MMEXT_FEAT__COUNT];
 
+static void probe_fork_prepare(void)
+{
+	pthread_mutex_lock(&probe_lock);
+}
+
+static void probe_fork_release(void)
+{
+	pthread_mutex_unlock(&probe_lock);
+}
+
+/*
+ * A fork() while another thread probes would leave probe_lock held in the child.
+ * Registered at load, before any handler registered on first use: prepare handlers
+ * run last-registered first, so locks taken around a probe (the pattern cache's) are
+ * taken before this one, in the order the library nests them.
+ */
+__attribute__((constructor)) static void probe_init(void)
+{
+	pthread_atfork(probe_fork_prepare, probe_fork_release, probe_fork_release);
+}
+
 static const char *const feature_names[MMEXT_FEAT__COUNT] = {
 	[MMEXT_FEAT_ANON_NAME] = "anon_name",
 	[MMEXT_FEAT_REFPAGE] = "refpage",

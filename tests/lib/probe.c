@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <time.h>
 
 #include <mmext/uapi.h>
 #include "helpers.h"
@@ -217,6 +218,49 @@ TEST(concurrent_probes_agree)
 			EXPECT_EQ(res[0][f].available, res[i][f].available);
 			EXPECT_EQ(res[0][f].reason, res[i][f].reason);
 		}
+}
+
+/* Probes afresh all the time: the lock is held for every probe's experiment. */
+static void *reprobe_loop(void *arg)
+{
+	volatile int *stop = arg;
+	struct mmext_feature_status st;
+
+	while (!*stop) {
+		mmext_probe_reset();
+		for (int f = 0; f < MMEXT_FEAT__COUNT; f++)
+			mmext_probe(f, &st);
+	}
+	return NULL;
+}
+
+static int child_probes_in_time(void *arg)
+{
+	struct mmext_feature_status st;
+
+	alarm(10);	/* a probe lock inherited locked would hang here */
+	return mmext_probe(MMEXT_FEAT_WRITEWATCH, &st) != 0;
+}
+
+/* Forks while another thread probes: the child's probe must not deadlock. */
+TEST(fork_while_another_thread_probes)
+{
+	volatile int stop = 0;
+	struct timespec t0, t;
+	pthread_t th;
+	int i, ok = 1;
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, reprobe_loop, (void *)&stop));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* 100 forks, or fewer within 15 s (the harness allows 30; KASAN guests are slow). */
+	for (i = 0, t = t0; i < 100 && ok && t.tv_sec - t0.tv_sec < 15; i++) {
+		ok = t_in_child(child_probes_in_time, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	}
+	stop = 1;
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	EXPECT_TRUE(ok);
+	TH_LOG("%d forks", i);
 }
 
 TEST_HARNESS_MAIN
