@@ -4,11 +4,13 @@
 #define MMEXT_TEST_HELPERS_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <mmext.h>
@@ -68,6 +70,31 @@ static inline int t_in_child(int (*fn)(void *), void *arg)
 	if (waitpid(pid, &status, 0) != pid)
 		return 0;
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/*
+ * Fork while a thread runs loop(&stop), each child running child(): 100 forks, or
+ * fewer within 15 s (the harness allows 30; KASAN guests are slow). Returns the forks
+ * made, negated if a child failed (a lock inherited locked hangs it until its alarm),
+ * or 0 if the thread could not start.
+ */
+static inline int t_fork_while(void *(*loop)(void *), int (*child)(void *))
+{
+	volatile int stop = 0;
+	struct timespec t0, t;
+	pthread_t th;
+	int i, ok = 1;
+
+	if (pthread_create(&th, NULL, loop, (void *)&stop))
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0, t = t0; i < 100 && ok && t.tv_sec - t0.tv_sec < 15; i++) {
+		ok = t_in_child(child, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	}
+	stop = 1;
+	pthread_join(th, NULL);
+	return ok ? i : -i;
 }
 
 /* A pid that is not running: a reaped child's. */
