@@ -89,16 +89,18 @@ static int count_vmas(void)
 
 static char *make_vmas(size_t pages)
 {
-	int fd = file_vmas ? memfd_create("vma_lookup", MFD_CLOEXEC) : -1;
-	char *p = MAP_FAILED;
+	int fd = -1, flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+	char *p;
 	size_t i;
 
 	/* --file: lines with a path to print, and no lockless copy for them. */
-	if (fd >= 0 && !ftruncate(fd, pages * psz))
-		p = mmap(NULL, pages * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-	else if (!file_vmas)
-		p = mmap(NULL, pages * psz, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (file_vmas) {
+		fd = memfd_create("vma_lookup", MFD_CLOEXEC);
+		if (fd < 0 || ftruncate(fd, pages * psz))
+			return NULL;
+		flags = MAP_PRIVATE;
+	}
+	p = mmap(NULL, pages * psz, PROT_READ | PROT_WRITE, flags, fd, 0);
 	if (fd >= 0)
 		close(fd);
 	if (p == MAP_FAILED)
@@ -404,7 +406,7 @@ static void paired_result(const char *what, const char *backend, const char *uni
 {
 	size_t n = 256 + 2 * runs * 16;
 	double *v = malloc(runs * sizeof(*v));
-	char *json = malloc(n), extra[64], name[96];
+	char *json = malloc(n), extra[96], name[96];
 	struct bench_stats s;
 	int reader, r, off;
 
@@ -420,10 +422,11 @@ static void paired_result(const char *what, const char *backend, const char *uni
 	off = snprintf(json, n, "\"group\":\"vma\",\"case\":\"regression\",\"what\":\"%s\","
 		       "\"backend\":\"%s\",\"vmas\":%d,\"file\":%s,\"a\":[", what, backend, nvmas,
 		       file_vmas ? "true" : "false");
-	for (reader = 0; reader < 2; reader++)
+	for (reader = 0; reader < 2; reader++) {
 		for (r = 0; r < runs; r++)
-			off += snprintf(json + off, n - off, "%s%.6g%s", r ? "," : "",
-					t[reader][r], r < runs - 1 ? "" : reader ? "]" : "],\"b\":[");
+			off += snprintf(json + off, n - off, "%s%.6g", r ? "," : "", t[reader][r]);
+		off += snprintf(json + off, n - off, reader ? "]" : "],\"b\":[");
+	}
 	bench_json(json);
 	free(json);
 	free(v);
