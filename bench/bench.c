@@ -52,6 +52,25 @@ void bench_json(const char *json)
 			kernel, json);
 }
 
+void bench_pairs(const char *head, const double *a, const double *b, int n)
+{
+	size_t len = strlen(head) + 32 + 2 * (size_t)n * 16;
+	char *json = malloc(len);
+	int side, i, off;
+
+	if (!json)
+		return;
+	off = snprintf(json, len, "%s,\"a\":[", head);
+	for (side = 0; side < 2; side++) {
+		for (i = 0; i < n; i++)
+			off += snprintf(json + off, len - off, "%s%.6g", i ? "," : "",
+					(side ? b : a)[i]);
+		off += snprintf(json + off, len - off, side ? "]" : "],\"b\":[");
+	}
+	bench_json(json);
+	free(json);
+}
+
 void bench_result(const char *group, const char *what, const char *backend,
 		  const char *extra, const char *unit, const struct bench_stats *s)
 {

@@ -35,5 +35,10 @@ void bench_result(const char *group, const char *what, const char *backend,
 		  const char *extra, const char *unit, const struct bench_stats *s);
 /* A free-form JSON line ("# bench {...}"); json is the object's members. */
 void bench_json(const char *json);
+/*
+ * A JSON line of n pairs for bench/pairstats.py: head's members, then "a" and "b", the
+ * two sides' times; pair i is a[i] and b[i], measured a moment apart.
+ */
+void bench_pairs(const char *head, const double *a, const double *b, int n);
 
 #endif /* MMEXT_BENCH_H */

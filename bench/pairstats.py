@@ -8,7 +8,7 @@ descheduled run from moving the figure. Rounds are for designs where two process
 roles (bench/fork_named.c): each process's own bias enters one round's ratio upwards and
 the next one's downwards, so the rounds get equal weight whatever their pair counts.
 
-    bench/pairstats.py FILE...   (fork_named or vma_lookup --lockless ab output: --json
+    bench/pairstats.py FILE...   (fork_named, refpage or vma_lookup --lockless ab output: --json
                                   FILE, or console or output.log text)
 """
 
@@ -118,7 +118,8 @@ def main(paths):
                 reg = regression(r["a"], r["b"], r.get("round_pairs"))
                 shape = (f"{r['what']} ({r.get('backend')})" if "what" in r
                          else f"{r.get('pages')} pages")
-                print(f"{r.get('bench')}: {r.get('vmas')} VMAs x {shape}"
+                where = f"{r['vmas']} VMAs x " if "vmas" in r else ""
+                print(f"{r.get('bench')}: {where}{shape}"
                       f"{' (A/A)' if r.get('aa') else ''}: {len(r['a'])} pairs, B/A "
                       f"{fmt(reg)}" + (f" ({LEVEL:.0%} interval)" if reg["lo"] is not None
                                        else ""))

@@ -143,24 +143,68 @@ static void unmap(struct mapping *m)
 		munmap(m->p, LEN);
 }
 
+/* One mapping of backend b: map (and fill), write touched bytes, unmap; us, or < 0. */
+static double time_one(int b, size_t touched)
+{
+	double t0 = bench_ns();
+	struct mapping m;
+
+	if (map(b, &m))
+		return -1;
+	memset(m.p, 0x11, touched);
+	unmap(&m);
+	return (bench_ns() - t0) / 1e3;
+}
+
+/* Untimed: check the pattern reads back and measure one written mapping's RSS. */
+static int check_one(int b, size_t touched, long *rss)
+{
+	struct mapping m;
+	int ret = map(b, &m);
+
+	if (ret)
+		return ret;
+	memset(m.p, 0x11, touched);
+	if (b != B_ANON && b != B_ANON_4K && touched < LEN && m.p[LEN - 1] != (char)PATTERN) {
+		fprintf(stderr, "refpage: %s does not read as the pattern\n", names[b]);
+		exit(1);
+	}
+	*rss = rss_kib(m.p);
+	unmap(&m);
+	return 0;
+}
+
+/* refpage against a memset baseline, pair by pair (bench/pairstats.py). */
+static void pairs(const char *what, int base, double *t[B__N], int runs)
+{
+	char head[128];
+
+	if (!t[base] || !t[B_REFPAGE])
+		return;
+	snprintf(head, sizeof(head), "\"group\":\"refpage\",\"case\":\"regression\","
+		 "\"what\":\"%s vs %s\",\"backend\":\"refpage\"", what, names[base]);
+	bench_pairs(head, t[base], t[B_REFPAGE], runs);
+}
+
+/*
+ * The backends take turns, run by run (and in reverse order every other run), so that
+ * a shared machine's drift hits them alike and the ratios between them stay fair.
+ */
 int main(int argc, char **argv)
 {
 	static const size_t touched[] = { 4096, LEN };
-	double *t, med[B__N][2] = { { 0 } };
-	char extra[160], json[256];
-	int runs = 200, b, d, r, ret;
-	struct bench_stats s;
-	struct mapping m;
+	double *t[B__N] = { NULL }, med[B__N][2] = { { 0 } }, *v;
 	long rss[B__N][2] = { { 0 } };
+	char extra[160], json[256];
+	int runs = 200, b, d, r, k, ret;
+	struct bench_stats s;
 
 	bench_init(argc, argv, "refpage", usage, &runs);
 	psz = sysconf(_SC_PAGESIZE);
-	t = calloc(runs, sizeof(*t));
-	if (!t)
-		return 1;
 	reuse_fd = open_reuse_fd();
+	v = calloc(runs, sizeof(*v));
 	for (b = 0; b < B__N; b++) {
-		ret = b == B_REFPAGE_REUSE && reuse_fd < 0 ? reuse_fd : map(b, &m);
+		ret = b == B_REFPAGE_REUSE && reuse_fd < 0 ? reuse_fd : check_one(b, 4096, &rss[b][0]);
 		if (ret) {
 			printf("%-14s %-26s %-13s unavailable: %s\n", "refpage", "-", names[b],
 			       strerror(-ret));
@@ -169,38 +213,32 @@ int main(int argc, char **argv)
 			bench_json(json);
 			continue;
 		}
-		unmap(&m);
-		for (d = 0; d < 2; d++) {
-			for (r = 0; r < runs; r++) {
-				double t0 = bench_ns();
-
-				if (map(b, &m))
+		if (check_one(b, LEN, &rss[b][1]))
+			return 1;
+		t[b] = calloc(runs, sizeof(double));
+		if (!t[b] || !v)
+			return 1;
+	}
+	for (d = 0; d < 2; d++) {
+		for (r = 0; r < runs; r++) {
+			for (k = 0; k < B__N; k++) {
+				b = r % 2 ? B__N - 1 - k : k;
+				if (t[b] && (t[b][r] = time_one(b, touched[d])) < 0)
 					return 1;
-				memset(m.p, 0x11, touched[d]);
-				if (r == 0) {
-					/* Checked and measured once, then timed again from scratch. */
-					if (b != B_ANON && b != B_ANON_4K && d == 0 &&
-					    m.p[LEN - 1] != (char)PATTERN) {
-						fprintf(stderr, "refpage: %s does not read as the pattern\n",
-							names[b]);
-						return 1;
-					}
-					rss[b][d] = rss_kib(m.p);
-					unmap(&m);
-					t0 = bench_ns();
-					if (map(b, &m))
-						return 1;
-					memset(m.p, 0x11, touched[d]);
-				}
-				unmap(&m);
-				t[r] = (bench_ns() - t0) / 1e3;
 			}
-			s = bench_stats(t, runs);
+		}
+		for (b = 0; b < B__N; b++) {
+			if (!t[b])
+				continue;
+			memcpy(v, t[b], runs * sizeof(*v));
+			s = bench_stats(v, runs);
 			med[b][d] = s.median;
 			snprintf(extra, sizeof(extra), "\"mib\":4,\"touched_kib\":%zu,\"rss_kib\":%ld",
 				 touched[d] / 1024, rss[b][d]);
 			bench_result("refpage", d ? "dense" : "sparse", names[b], extra, "us", &s);
 		}
+		pairs(d ? "dense" : "sparse", B_MEMSET_4K, t, runs);
+		pairs(d ? "dense" : "sparse", B_MEMSET, t, runs);
 	}
 	printf("\n# RSS added by one written mapping (KiB): sparse / dense\n");
 	for (b = 0; b < B__N; b++)
@@ -215,6 +253,8 @@ int main(int argc, char **argv)
 			       med[B_MEMSET_4K][0] / med[b][0], med[B_MEMSET_4K][1] / med[b][1]);
 	if (reuse_fd >= 0)
 		close(reuse_fd);
-	free(t);
+	for (b = 0; b < B__N; b++)
+		free(t[b]);
+	free(v);
 	return 0;
 }

@@ -154,6 +154,18 @@ class Runner(unittest.TestCase):
     def test_full_is_longer(self):
         self.assertGreater(self.total("full"), self.total("quick"))
 
+    def test_longer(self):
+        s000 = importlib.import_module("suites.s000_fork_named")
+        base = s000.estimate("full", "stock")
+        secs = [a[a.index("--seconds") + 1] for _, a in s000.runs("full", "stock")]
+        try:
+            s000.LONGER = 4
+            self.assertGreater(s000.estimate("full", "stock"), 3 * base)
+            longer = [a[a.index("--seconds") + 1] for _, a in s000.runs("full", "stock")]
+            self.assertEqual([int(x) for x in longer], [4 * int(x) for x in secs])
+        finally:
+            s000.LONGER = 1
+
     def test_plans(self):
         for s in self.suites():
             for mode in ("quick", "full"):

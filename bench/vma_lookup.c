@@ -404,11 +404,10 @@ static int set_switch(int val)
 static void paired_result(const char *what, const char *backend, const char *unit,
 			  double *t[2], int runs)
 {
-	size_t n = 256 + 2 * runs * 16;
 	double *v = malloc(runs * sizeof(*v));
-	char *json = malloc(n), extra[96], name[96];
+	char json[256], extra[96], name[96];
 	struct bench_stats s;
-	int reader, r, off;
+	int reader;
 
 	for (reader = 0; reader < 2; reader++) {
 		lockless = reader;	/* names the row, as a single-reader run would */
@@ -419,16 +418,10 @@ static void paired_result(const char *what, const char *backend, const char *uni
 		bench_result("vma", name, backend, extra, unit, &s);
 	}
 	lockless = AB;
-	off = snprintf(json, n, "\"group\":\"vma\",\"case\":\"regression\",\"what\":\"%s\","
-		       "\"backend\":\"%s\",\"vmas\":%d,\"file\":%s,\"a\":[", what, backend, nvmas,
-		       file_vmas ? "true" : "false");
-	for (reader = 0; reader < 2; reader++) {
-		for (r = 0; r < runs; r++)
-			off += snprintf(json + off, n - off, "%s%.6g", r ? "," : "", t[reader][r]);
-		off += snprintf(json + off, n - off, reader ? "]" : "],\"b\":[");
-	}
-	bench_json(json);
-	free(json);
+	snprintf(json, sizeof(json), "\"group\":\"vma\",\"case\":\"regression\",\"what\":\"%s\","
+		 "\"backend\":\"%s\",\"vmas\":%d,\"file\":%s", what, backend, nvmas,
+		 file_vmas ? "true" : "false");
+	bench_pairs(json, t[0], t[1], runs);
 	free(v);
 }
 

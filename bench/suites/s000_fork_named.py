@@ -7,6 +7,8 @@ A suite module gives bench/runner.py:
   estimate(mode, target) seconds of measuring, for the up-front estimate
   guest_mem(mode)        optional: GiB the guest needs (default 3)
   report(ctx)            the Markdown section (ctx: see runner.Context)
+  LONGER                 set by the runner (--longer N, default 1): a suite whose cases
+                         are bounded in time measures N times longer
 """
 
 import pairstats
@@ -14,6 +16,7 @@ import pairstats
 SEED = "000"
 TITLE = "fork() with named anonymous VMAs (`PR_SET_VMA_ANON_NAME`)"
 TARGETS = ("host", "stock", "patched")
+LONGER = 1
 
 SCENARIOS = ((0, "unpopulated"), (1, "1 page of data"), (10, "10 pages of data"))
 # The seed's averages after its refcounting patch (ms): unnamed, named, regression %.
@@ -46,7 +49,8 @@ def _cases(mode, target):
     plan = dict(PLAN[mode])
     if target == "host":
         plan = {k: (HOST_SECONDS[mode], 4000, 2, 3) for k in plan}
-    return plan
+    return {k: (int(sec * LONGER), int(n * LONGER), rounds, warm)
+            for k, (sec, n, rounds, warm) in plan.items()}
 
 
 def guest_mem(mode):
