@@ -70,7 +70,8 @@ def report(ctx):
           "figures (Pixel 4, Scudo, PDFium; real time / max RSS): anon 2.237 s / 107088 KiB, "
           "memset 2.252 s / 112180 KiB, refpage 2.244 s / 107128 KiB.", ""]
     targets = [t for t in TARGETS if ctx.find(target=t, case="machine")]
-    runs = {t: (ctx.one(target=t, case="machine") or {}).get("runs") for t in targets}
+    runs = {t: (ctx.one(target=t, case="machine", bench="refpage") or {}).get("runs")
+            for t in targets}
     md += ["Ours: `bench/refpage`, one 4 MiB mapping whose clean pages must read as a "
            "pattern byte: map (and fill), write 4 KiB (sparse) or 4 MiB (dense), unmap; "
            "median µs per mapping and the mapping's Rss once written. `anon`/`memset` use "
