@@ -37,9 +37,10 @@ PLAN = {
 HOST_SECONDS = {"quick": 3, "full": 8}
 # Seconds per VMA around the timed pairs under TCG with the benchmark kernels, by pages
 # per VMA: building both processes, naming, warm-up, tearing down; and of one pair (the
-# one that runs past the time, and the minimum pairs); see __init__.py. The patched guest
-# builds and names VMAs about 4 times slower than stock (16-19 s against 3-5 s for
-# 64,000): these are the patched figures.
+# one that runs past the time, and the minimum pairs); see __init__.py. Upper figures: a
+# loaded run once made the patched guest look 4 times slower to build and name 64,000
+# VMAs (16-19 s against 3-5 s); side by side in one run (session 6) patched took 1-17 s
+# and stock 5-40 s by case, the slower one being whichever shared the machine more.
 TCG_AROUND = {0: 2.4e-4, 1: 4e-4, 10: 1e-3}
 TCG_PAIR = {0: 7e-6, 1: 1.5e-5, 10: 4e-5}
 HOST_AROUND = {0: 2e-5, 1: 5e-5, 10: 2.5e-4}
