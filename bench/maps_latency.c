@@ -34,9 +34,9 @@ static const char usage[] =
 	"Time mmap()/munmap() of 4 KiB pages in a 128 MiB range while N processes (default 2)\n"
 	"read this process's /proc/PID/maps; S seconds per run (default 1). --pin: the mapper\n"
 	"alone on CPU 0, the scanners on the other CPUs (needs 2 or more). --schedstats: turn\n"
-	"on kernel.sched_schedstats and turn off the TTWU_QUEUE scheduler feature for the\n"
-	"runs (root; both restored at exit), so that the mapper's blocked time is measured.\n"
-	"Without it, blocked time is reported only when schedstats are already on.\n";
+	"on kernel.sched_schedstats and turn off the TTWU_QUEUE and DELAY_DEQUEUE scheduler\n"
+	"features (root; restored at exit), so that the mapper's blocked time is measured:\n"
+	"system-wide settings, meant for a test guest. Without it, blocked time is reported only when schedstats are already on.\n";
 
 #define REGION	(128UL << 20)
 #define MAX_OPS	(4 << 20)
@@ -153,7 +153,6 @@ struct sched_run {
 
 static bool have_schedstats;
 static int old_schedstats = -1;		/* to restore; -1: untouched */
-static bool ttwu_queue_off;		/* we turned TTWU_QUEUE off */
 
 static int read_int_file(const char *path)
 {
@@ -182,38 +181,65 @@ static int write_file(const char *path, const char *s)
 #define SCHED_FEATURES	"/sys/kernel/debug/sched/features"
 
 /*
- * With TTWU_QUEUE (the default) a wakeup aimed at an idle CPU is queued to it, and the
- * sleeper is enqueued, ending its blocked time, only when that CPU takes the IPI: under
- * emulation, when the host runs the halted vCPU's thread again. Off, the waker enqueues
- * it at once, so blocked time ends when the lock is released.
+ * Scheduler features that hide or stretch blocked time, turned off by --schedstats:
+ * - TTWU_QUEUE: a wakeup aimed at an idle CPU is queued to it, and the sleeper is enqueued,
+ *   ending its blocked time, only when that CPU takes the IPI: under emulation, when the
+ *   host runs the halted vCPU's thread again. Off, the waker enqueues it at once, so
+ *   blocked time ends when the lock is released.
+ * - DELAY_DEQUEUE (6.12): a task that sleeps while not eligible stays queued, its sleep
+ *   not counted until the real dequeue, and not at all if it is woken first.
  */
-static void ttwu_queue(bool on)
+static const char *const sched_feats[] = { "TTWU_QUEUE", "DELAY_DEQUEUE" };
+static bool feat_off[2];		/* we turned sched_feats[i] off */
+
+/* Whether feature name is on (1), off (0), or unknown (-1). */
+static int sched_feat_state(const char *name)
 {
-	char buf[4096];
+	static char buf[4096];
+	char *tok, *save;
 	ssize_t n;
 	int fd = open(SCHED_FEATURES, O_RDONLY);
 
 	if (fd < 0)
-		return;
+		return -1;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return;
+		return -1;
 	buf[n] = 0;
-	if (!on && strstr(buf, " TTWU_QUEUE") == NULL && strncmp(buf, "TTWU_QUEUE", 10))
-		return;			/* already off, or unknown */
-	if (write_file(SCHED_FEATURES, on ? "TTWU_QUEUE" : "NO_TTWU_QUEUE"))
-		fprintf(stderr, "maps_latency: cannot set TTWU_QUEUE: %s\n", strerror(errno));
-	else if (!on)
-		ttwu_queue_off = true;
+	for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+		if (!strcmp(tok, name))
+			return 1;
+		if (!strncmp(tok, "NO_", 3) && !strcmp(tok + 3, name))
+			return 0;
+	}
+	return -1;
+}
+
+static void sched_feats_set(bool on)
+{
+	char no[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(sched_feats) / sizeof(sched_feats[0]); i++) {
+		if (on && !feat_off[i])
+			continue;
+		if (!on && sched_feat_state(sched_feats[i]) != 1)
+			continue;	/* already off, or no such feature */
+		snprintf(no, sizeof(no), "NO_%s", sched_feats[i]);
+		if (write_file(SCHED_FEATURES, on ? sched_feats[i] : no))
+			fprintf(stderr, "maps_latency: cannot set %s: %s\n", on ? sched_feats[i] : no,
+				strerror(errno));
+		else
+			feat_off[i] = !on;
+	}
 }
 
 static void schedstats_restore(void)
 {
 	if (old_schedstats == 0)
 		write_file("/proc/sys/kernel/sched_schedstats", "0");
-	if (ttwu_queue_off)
-		ttwu_queue(true);
+	sched_feats_set(true);
 }
 
 static bool sched_reset(void)
@@ -266,6 +292,7 @@ static long nvcsw_now(void)
 
 static void schedstats_setup(void)
 {
+	char json[256];
 	struct sched_run sr;
 	int cur = read_int_file("/proc/sys/kernel/sched_schedstats");
 
@@ -277,20 +304,22 @@ static void schedstats_setup(void)
 			old_schedstats = 0;
 	}
 	if (want_schedstats)
-		ttwu_queue(false);
+		sched_feats_set(false);
 	atexit(schedstats_restore);
 	have_schedstats = read_int_file("/proc/sys/kernel/sched_schedstats") == 1 &&
 			  sched_reset() && sched_read(&sr, 0);
-	bench_json(have_schedstats ? (ttwu_queue_off ?
-		   "\"group\":\"maps_latency\",\"case\":\"schedstats\",\"ttwu_queue\":false" :
-		   "\"group\":\"maps_latency\",\"case\":\"schedstats\",\"ttwu_queue\":null") :
-		   "\"group\":\"maps_latency\",\"case\":\"no schedstats\"");
+	snprintf(json, sizeof(json), "\"group\":\"maps_latency\",\"case\":\"%s\","
+		 "\"ttwu_queue\":%d,\"delay_dequeue\":%d",
+		 have_schedstats ? "schedstats" : "no schedstats",
+		 sched_feat_state("TTWU_QUEUE"), sched_feat_state("DELAY_DEQUEUE"));
+	bench_json(json);
 	if (!have_schedstats)
 		printf("# blocked time unavailable: no schedstats in /proc/self/sched (needs "
 		       "CONFIG_SCHEDSTATS, CONFIG_SCHED_DEBUG and kernel.sched_schedstats=1)\n");
 	else
-		printf("# blocked time from /proc/self/sched (schedstats%s)\n",
-		       ttwu_queue_off ? ", TTWU_QUEUE off" : "");
+		printf("# blocked time from /proc/self/sched (schedstats; TTWU_QUEUE %d, "
+		       "DELAY_DEQUEUE %d: 1 on, 0 off, -1 unknown)\n",
+		       sched_feat_state("TTWU_QUEUE"), sched_feat_state("DELAY_DEQUEUE"));
 }
 
 /* JSON members of a run's schedstats, or "" without them. */

@@ -135,8 +135,8 @@ def _blocked_section(ctx, targets, thr):
     if not got:
         return ["", "Blocked time: not measured (no schedstats on these kernels, or results "
                 "from before it was measured)."], {}
-    ttwu = {t: (ctx.one(target=t, group="maps_latency", case="schedstats") or {}).get(
-        "ttwu_queue", None) for t in got}
+    feats = [ctx.one(target=t, group="maps_latency", case="schedstats") or {} for t in got]
+    off = all(f.get("ttwu_queue") == 0 and f.get("delay_dequeue") == 0 for f in feats)
     md = ["", "**Blocked time** (a different measurement from the wall-clock maxima above): "
           "per run, how long the mapper slept in `TASK_UNINTERRUPTIBLE`/`TASK_KILLABLE`, "
           "which is how `mmap()` and `munmap()` wait for `mmap_lock` "
@@ -145,10 +145,13 @@ def _blocked_section(ctx, targets, thr):
           "`kernel.sched_schedstats=1`): `block_max` (longest single sleep) and "
           "`sum_block_runtime` in `/proc/self/sched`, reset before each run. A sleep lasts "
           "from the dequeue to the wakeup's enqueue"
-          + (", and with the `TTWU_QUEUE` scheduler feature off (as here) the waker enqueues "
-             "at once, so the time the host keeps a vCPU from running is not in it; "
-             if all(v is False for v in ttwu.values()) else
-             " (`TTWU_QUEUE` was on: a wakeup of an idle vCPU ends when the host runs it); ")
+          + (", and with the `TTWU_QUEUE` and `DELAY_DEQUEUE` scheduler features off (as "
+             "here) the waker enqueues at once, so the time the host keeps an idle vCPU "
+             "from running is not in it, and every sleep is counted; "
+             if off else
+             " (scheduler features `TTWU_QUEUE` and `DELAY_DEQUEUE` were not both off: a "
+             "wakeup of an idle vCPU may end only when the host runs it, and a sleep while "
+             "not eligible may go uncounted); ")
           + "time runnable but not running is not blocked time. Not counted: "
           "optimistic spinning on the rwsem before sleeping (10-25 µs at most on a "
           "reader-owned lock). An operation that sleeps twice counts as two sleeps.", "",
