@@ -468,6 +468,8 @@ int main(int argc, char **argv)
 		unsigned long reads = 0;
 		struct sched_run sr = { 0 };
 		long nv = have_schedstats ? nvcsw_now() : 0;
+		long fb = vmstat("proc_maps_mmap_lock");	/* lockless lookups fallen back */
+		char fbj[48] = "";
 		bool ok;
 
 		for (i = 0; i < nscanners; i++)
@@ -480,6 +482,9 @@ int main(int argc, char **argv)
 		max = absorb(ops, n, all, &nall, &sum);
 		for (i = 0; i < nscanners; i++)
 			reads += sh->reads[i];
+		if (fb >= 0)
+			snprintf(fbj, sizeof(fbj), ",\"fallbacks\":%ld",
+				 vmstat("proc_maps_mmap_lock") - fb);
 		printf("run %3d: %7d ops, max %9.1f us, mean %7.2f us, %lu maps reads",
 		       r, n, max, n ? sum / n : 0, reads);
 		if (ok)
@@ -488,8 +493,9 @@ int main(int argc, char **argv)
 		printf("\n");
 		snprintf(json, sizeof(json), "\"group\":\"maps_latency\",\"case\":\"run\","
 			 "\"run\":%d,\"ops\":%d,\"max_us\":%.3f,\"mean_us\":%.4f,"
-			 "\"scanner_reads\":%lu,\"scanners\":%d,\"seconds\":%.3f%s",
-			 r, n, max, n ? sum / n : 0, reads, nscanners, seconds, sched_json(&sr, ok));
+			 "\"scanner_reads\":%lu,\"scanners\":%d,\"seconds\":%.3f%s%s",
+			 r, n, max, n ? sum / n : 0, reads, nscanners, seconds, sched_json(&sr, ok),
+			 fbj);
 		bench_json(json);
 	}
 	sh->stop = 1;

@@ -114,12 +114,14 @@ def _blocked_row(label, rs, thr, seconds):
     bmax = [r["block_max_us"] for r in rs]
     bsum = sum(r["block_sum_us"] for r in rs)
     ops = sum(r["ops"] for r in rs)
+    sleeps = sum(r["sleeps"] for r in rs)
     secs = sum(r.get("seconds", seconds) for r in rs)
     return (f"| {label} | {len(rs)} | " +
             " | ".join(_pct(_frac_above(bmax, x)) for x in thr) +
             f" | {_ms(statistics.median(bmax))} | {_ms(max(bmax))} | "
-            f"{bsum / ops if ops else 0:.2f} µs | {100 * bsum / 1e6 / secs:.2f}% | "
-            f"{statistics.median(r['sleeps'] for r in rs):.0f} |")
+            f"{bsum / ops if ops else 0:.2f} µs | {100 * bsum / 1e6 / secs:.1f}% | "
+            f"{1000 * sleeps / ops if ops else 0:.2f} | "
+            f"{_ms(bsum / sleeps) if sleeps else '–'} |")
 
 
 def _ms(us):
@@ -156,8 +158,9 @@ def _blocked_section(ctx, targets, thr):
           "optimistic spinning on the rwsem before sleeping (10-25 µs at most on a "
           "reader-owned lock). An operation that sleeps twice counts as two sleeps.", "",
           "| kernel | runs | " + " | ".join(f"blocked max > {t / 1000:.3g} ms" for t in thr) +
-          " | median of run maxima | worst | blocked per op | share of run time | sleeps/run |",
-          "|---|---|" + "---|" * (len(thr) + 5)]
+          " | median of run maxima | worst | blocked per op | share of run time blocked "
+          "| sleeps per 1,000 ops | mean sleep |",
+          "|---|---|" + "---|" * (len(thr) + 6)]
     for t, (rs, fl) in got.items():
         if _has_blocked(fl):
             md.append(_blocked_row(f"{t}, nobody reading", fl, thr, p["seconds"]))
