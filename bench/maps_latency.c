@@ -9,10 +9,12 @@
  * Beside the wall clock, when the kernel keeps scheduler statistics (CONFIG_SCHEDSTATS,
  * CONFIG_SCHED_DEBUG, kernel.sched_schedstats=1): per run, how long the mapper was
  * blocked, i.e. asleep in TASK_UNINTERRUPTIBLE or TASK_KILLABLE, which is how it waits for
- * mmap_lock or a VMA lock that a scanner holds (rwsem write waits). Time its vCPU loses
- * to the host is not blocked time, so under emulation this shows the cause that the
- * per-run maxima stand for where their floor hides it. The stats are reset before each run
- * by writing to /proc/self/sched and read from it after.
+ * mmap_lock or a VMA lock that a scanner holds (rwsem write waits). Time the mapper's vCPU
+ * loses to the host while the mapper runs is not blocked time, so with nobody reading it
+ * stays at zero where the wall-clock maxima have a floor of 9-22 ms under emulation; but
+ * once the mapper sleeps, host delays of the lock holder's vCPU and of the wakeup (see
+ * TTWU_QUEUE below) lengthen the sleep. The stats are reset before each run by writing to
+ * /proc/self/sched and read from it after.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,9 +36,9 @@ static const char usage[] =
 	"Time mmap()/munmap() of 4 KiB pages in a 128 MiB range while N processes (default 2)\n"
 	"read this process's /proc/PID/maps; S seconds per run (default 1). --pin: the mapper\n"
 	"alone on CPU 0, the scanners on the other CPUs (needs 2 or more). --schedstats: turn\n"
-	"on kernel.sched_schedstats and turn off the TTWU_QUEUE and DELAY_DEQUEUE scheduler\n"
-	"features (root; restored at exit), so that the mapper's blocked time is measured:\n"
-	"system-wide settings, meant for a test guest. Without it, blocked time is reported only when schedstats are already on.\n";
+	"on kernel.sched_schedstats for the runs (root; a system-wide setting, meant for a test\n"
+	"guest; restored at exit), so that the mapper's blocked time is measured. Without it,\n"
+	"blocked time is reported only when schedstats are already on.\n";
 
 #define REGION	(128UL << 20)
 #define MAX_OPS	(4 << 20)
@@ -181,17 +183,16 @@ static int write_file(const char *path, const char *s)
 #define SCHED_FEATURES	"/sys/kernel/debug/sched/features"
 
 /*
- * Scheduler features that hide or stretch blocked time, turned off by --schedstats:
+ * Scheduler features that bear on blocked time; left as they are (default: both on),
+ * since turning them off changes what is measured (TTWU_QUEUE off cut the stock mapper's
+ * operations per second 4-10x in a TCG guest), and reported with the results:
  * - TTWU_QUEUE: a wakeup aimed at an idle CPU is queued to it, and the sleeper is enqueued,
  *   ending its blocked time, only when that CPU takes the IPI: under emulation, when the
- *   host runs the halted vCPU's thread again. Off, the waker enqueues it at once, so
- *   blocked time ends when the lock is released.
- * - DELAY_DEQUEUE (6.12): a task that sleeps while not eligible stays queued, its sleep
- *   not counted until the real dequeue, and not at all if it is woken first.
+ *   host runs the halted vCPU's thread again. That latency is in the blocked time.
+ * - DELAY_DEQUEUE (6.12): a task that sleeps while not eligible stays queued and its sleep
+ *   is counted only from the real dequeue, or not at all if it is woken first: blocked time
+ *   can only be undercounted (the mapper is alone on its CPU with --pin, so rarely).
  */
-static const char *const sched_feats[] = { "TTWU_QUEUE", "DELAY_DEQUEUE" };
-static bool feat_off[2];		/* we turned sched_feats[i] off */
-
 /* Whether feature name is on (1), off (0), or unknown (-1). */
 static int sched_feat_state(const char *name)
 {
@@ -216,30 +217,10 @@ static int sched_feat_state(const char *name)
 	return -1;
 }
 
-static void sched_feats_set(bool on)
-{
-	char no[64];
-	size_t i;
-
-	for (i = 0; i < sizeof(sched_feats) / sizeof(sched_feats[0]); i++) {
-		if (on && !feat_off[i])
-			continue;
-		if (!on && sched_feat_state(sched_feats[i]) != 1)
-			continue;	/* already off, or no such feature */
-		snprintf(no, sizeof(no), "NO_%s", sched_feats[i]);
-		if (write_file(SCHED_FEATURES, on ? sched_feats[i] : no))
-			fprintf(stderr, "maps_latency: cannot set %s: %s\n", on ? sched_feats[i] : no,
-				strerror(errno));
-		else
-			feat_off[i] = !on;
-	}
-}
-
 static void schedstats_restore(void)
 {
 	if (old_schedstats == 0)
 		write_file("/proc/sys/kernel/sched_schedstats", "0");
-	sched_feats_set(true);
 }
 
 static bool sched_reset(void)
@@ -303,8 +284,6 @@ static void schedstats_setup(void)
 		else
 			old_schedstats = 0;
 	}
-	if (want_schedstats)
-		sched_feats_set(false);
 	atexit(schedstats_restore);
 	have_schedstats = read_int_file("/proc/sys/kernel/sched_schedstats") == 1 &&
 			  sched_reset() && sched_read(&sr, 0);

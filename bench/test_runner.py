@@ -165,7 +165,7 @@ def maps_records(target, block_us, floor_block_us, runs=20, seed=1, schedstats=T
                      case="mmap/munmap op", median=30.0, p99=3000.0, p999=1e4, runs=runs))
     if schedstats:
         recs.append(dict(target=target, suite="002", group="maps_latency",
-                         case="schedstats", ttwu_queue=0, delay_dequeue=0))
+                         case="schedstats", ttwu_queue=1, delay_dequeue=1))
     return recs
 
 
@@ -195,7 +195,7 @@ class Seed002Report(unittest.TestCase):
         self.assertIn("**Blocked time**", md)
         self.assertIn("- 0.5 ms: **met**", md)
         self.assertIn("| stock, nobody reading | 4 | 0% |", md)
-        self.assertIn("`DELAY_DEQUEUE` scheduler features off", md)
+        self.assertIn("`TTWU_QUEUE` on (the default, as here)", md)
 
     def test_report_floor_fails(self):
         # Something other than the readers blocks the mapper: no verdict from this metric.

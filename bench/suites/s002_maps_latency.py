@@ -138,7 +138,7 @@ def _blocked_section(ctx, targets, thr):
         return ["", "Blocked time: not measured (no schedstats on these kernels, or results "
                 "from before it was measured)."], {}
     feats = [ctx.one(target=t, group="maps_latency", case="schedstats") or {} for t in got]
-    off = all(f.get("ttwu_queue") == 0 and f.get("delay_dequeue") == 0 for f in feats)
+    on = all(f.get("ttwu_queue") == 1 for f in feats)
     md = ["", "**Blocked time** (a different measurement from the wall-clock maxima above): "
           "per run, how long the mapper slept in `TASK_UNINTERRUPTIBLE`/`TASK_KILLABLE`, "
           "which is how `mmap()` and `munmap()` wait for `mmap_lock` "
@@ -146,17 +146,21 @@ def _blocked_section(ctx, targets, thr):
           "scanner holds. From the scheduler's statistics (`CONFIG_SCHEDSTATS`, "
           "`kernel.sched_schedstats=1`): `block_max` (longest single sleep) and "
           "`sum_block_runtime` in `/proc/self/sched`, reset before each run. A sleep lasts "
-          "from the dequeue to the wakeup's enqueue"
-          + (", and with the `TTWU_QUEUE` and `DELAY_DEQUEUE` scheduler features off (as "
-             "here) the waker enqueues at once, so the time the host keeps an idle vCPU "
-             "from running is not in it, and every sleep is counted; "
-             if off else
-             " (scheduler features `TTWU_QUEUE` and `DELAY_DEQUEUE` were not both off: a "
-             "wakeup of an idle vCPU may end only when the host runs it, and a sleep while "
-             "not eligible may go uncounted); ")
-          + "time runnable but not running is not blocked time. Not counted: "
+          "from the dequeue to the wakeup's enqueue. Time the mapper's vCPU loses to the "
+          "host while the mapper runs is not in it, which is why the rows \"nobody "
+          "reading\" can show none; but two host delays are in every sleep that happens: the "
+          "lock holder's (a scanner's vCPU descheduled while it holds the lock) and, with "
+          "the scheduler feature `TTWU_QUEUE` on"
+          + (" (the default, as here)" if on else "")
+          + ", the time before the host runs the mapper's idle vCPU again to take the "
+          "wakeup. Turning `TTWU_QUEUE` off would remove the second, but in a trial it cut "
+          "the stock mapper's operations per second 4-10×, so the scheduler runs with its "
+          "defaults. How often the mapper sleeps is not stretched by these delays (though "
+          "they change the timing it depends on); how long it sleeps is. Not counted: "
           "optimistic spinning on the rwsem before sleeping (10-25 µs at most on a "
-          "reader-owned lock). An operation that sleeps twice counts as two sleeps.", "",
+          "reader-owned lock), and sleeps that `DELAY_DEQUEUE` leaves queued (only "
+          "when another task is runnable on the mapper's CPU). An operation that sleeps "
+          "twice counts as two sleeps.", "",
           "| kernel | runs | " + " | ".join(f"blocked max > {t / 1000:.3g} ms" for t in thr) +
           " | median of run maxima | worst | blocked per op | share of run time blocked "
           "| sleeps per 1,000 ops | mean sleep |",
