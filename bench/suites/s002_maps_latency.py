@@ -102,7 +102,7 @@ def blocked_verdict(stock, patched, floor, thr_us):
     fs, fp, ff = (_frac_above(x, thr_us) for x in (stock, patched, floor))
     if ff > GOAL_PATCHED_FRAC:
         return "not resolved", (f"{ff:.0%} of the runs with nobody reading are already "
-                                "above it")
+                                f"above it; stock {fs:.0%}, patched {fp:.0%} of runs above")
     if fs <= 0.5:
         return "not resolved", f"stock is not mostly above it ({fs:.0%} of runs)"
     if fp <= GOAL_PATCHED_FRAC:
@@ -119,9 +119,14 @@ def _blocked_row(label, rs, thr, seconds):
     return (f"| {label} | {len(rs)} | " +
             " | ".join(_pct(_frac_above(bmax, x)) for x in thr) +
             f" | {_ms(statistics.median(bmax))} | {_ms(max(bmax))} | "
-            f"{bsum / ops if ops else 0:.2f} µs | {100 * bsum / 1e6 / secs:.1f}% | "
-            f"{1000 * sleeps / ops if ops else 0:.2f} | "
+            f"{_g(bsum / ops if ops else 0)} µs | {_g(100 * bsum / 1e6 / secs)}% | "
+            f"{_g(1000 * sleeps / ops if ops else 0)} | "
             f"{_ms(bsum / sleeps) if sleeps else '–'} |")
+
+
+def _g(x):
+    """Three significant digits, no exponent: 0.00362, 12.8, 1480."""
+    return "0" if not x else f"{x:.3g}" if 1e-4 <= abs(x) < 1e4 else f"{x:.2e}"
 
 
 def _ms(us):
@@ -180,6 +185,15 @@ def _blocked_section(ctx, targets, thr):
         for x in thr:
             v, why = blocked_verdict(sb, pb, floor, x)
             md.append(f"- {x / 1000:.3g} ms: **{v}** ({why})")
+
+        def per_op(t, k):
+            rs = got[t][0]
+            return sum(r[k] for r in rs) / sum(r["ops"] for r in rs)
+        if per_op("stock", "sleeps") and per_op("stock", "block_sum_us"):
+            md += ["", "Patched/stock per operation: sleeps "
+                   f"**{per_op('patched', 'sleeps') / per_op('stock', 'sleeps'):.2f}**, blocked "
+                   f"time **{per_op('patched', 'block_sum_us') / per_op('stock', 'block_sum_us'):.2f}**"
+                   " (< 1: the patched mapper blocks less)."]
     return md, got
 
 
