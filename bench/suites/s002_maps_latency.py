@@ -159,7 +159,7 @@ def _blocked_section(ctx, targets, thr):
           + (" (the default, as here)" if on else "")
           + ", the time before the host runs the mapper's idle vCPU again to take the "
           "wakeup. Turning `TTWU_QUEUE` off would remove the second, but in a trial it cut "
-          "the stock mapper's operations per second 4-10×, so the scheduler runs with its "
+          "the stock mapper's operations per second 3.5-9×, so the scheduler runs with its "
           "defaults. How often the mapper sleeps is not stretched by these delays (though "
           "they change the timing it depends on); how long it sleeps is. Not counted: "
           "optimistic spinning on the rwsem before sleeping (10-25 µs at most on a "
@@ -217,8 +217,8 @@ def report(ctx):
               "kernel, 2 scanners, in the same invocation. The mapper runs alone on CPU 0 and "
               "the scanners share the other CPU(s) (`--pin`): the seed's machine had a CPU per "
               "process, and with 3 processes on 2 vCPUs the mapper's latency would mostly be "
-              "waiting for a CPU, more so on the patched kernel, whose scanners never sleep on "
-              "mmap_lock.")
+              "waiting for a CPU, more so on the patched kernel, whose scanners seldom sleep "
+              "on mmap_lock (only when a lookup falls back to it).")
     # Thresholds scaled to this machine: the stock kernel's mapper with nobody reading its
     # maps, against the seed's patched median (its mapper barely waited: the nearest the
     # seed comes to an uncontended figure).
