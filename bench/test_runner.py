@@ -197,6 +197,16 @@ class Seed002Report(unittest.TestCase):
         self.assertIn("| stock, nobody reading | 4 | 0% |", md)
         self.assertIn("`TTWU_QUEUE` on (the default, as here)", md)
 
+    def test_report_fallbacks(self):
+        recs = maps_records("stock", 2000.0, 0.0, seed=7) + maps_records("patched", 20.0, 0.0,
+                                                                          seed=8)
+        for r in recs:
+            if r["target"] == "patched" and r["case"] == "run":
+                r["fallbacks"] = 2 * r["sleeps"] + r["run"] % 2
+                r["sleeps"] += r["run"] % 3
+        md = self.render(recs)
+        self.assertIn("fell back to `mmap_lock`: correlation", md)
+
     def test_report_floor_fails(self):
         # Something other than the readers blocks the mapper: no verdict from this metric.
         md = self.render(maps_records("stock", 2000.0, 2000.0, seed=3)

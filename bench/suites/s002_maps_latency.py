@@ -194,6 +194,15 @@ def _blocked_section(ctx, targets, thr):
                    f"**{per_op('patched', 'sleeps') / per_op('stock', 'sleeps'):.2f}**, blocked "
                    f"time **{per_op('patched', 'block_sum_us') / per_op('stock', 'block_sum_us'):.2f}**"
                    " (< 1: the patched mapper blocks less)."]
+    # What the patched mapper sleeps on: its scanners' lookups that fell back to mmap_lock
+    # (they queue behind the mapper's write lock and are granted it when it unlocks).
+    fb = [(r["fallbacks"], r["sleeps"]) for r in got.get("patched", ([], []))[0]
+          if "fallbacks" in r]
+    if len(fb) >= 3 and len({x for x, _ in fb}) > 1 and len({y for _, y in fb}) > 1:
+        f, z = sum(x for x, _ in fb), sum(y for _, y in fb)
+        md += ["", f"Patched, per run: the mapper's sleeps against its scanners' lookups that "
+               f"fell back to `mmap_lock`: correlation {statistics.correlation(*zip(*fb)):.2f} "
+               f"over {len(fb)} runs, {f:,} fallbacks for {z:,} sleeps."]
     return md, got
 
 
