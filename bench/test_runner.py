@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Unit checks of the benchmark runner, its paired statistics and seed 000's report:
+"""Unit checks of the benchmark runner, its paired statistics and seed 000's and 002's
+reports:
 make -C bench check. No kernel, guest or benchmark run needed."""
 
 import math
@@ -12,7 +13,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pairstats  # noqa: E402
 import runner  # noqa: E402
-from suites import SUITES, s000_fork_named as s000  # noqa: E402
+from suites import SUITES, s000_fork_named as s000, s002_maps_latency as s002  # noqa: E402
 import importlib  # noqa: E402
 
 
@@ -137,6 +138,92 @@ class Seed000Report(unittest.TestCase):
         recs = [r for r in fork_records("stock", 1.01, 0.02, 9) if r["case"] != "regression"]
         md = self.render(recs)
         self.assertIn("not resolved", self.goal_line(md))
+
+
+def maps_records(target, block_us, floor_block_us, runs=20, seed=1, schedstats=True):
+    """maps_latency's records: wall-clock maxima of 10-20 ms everywhere (the TCG floor),
+    blocked maxima around block_us (contended) and floor_block_us (nobody reading)."""
+    rng = random.Random(seed)
+    recs = [dict(target=target, suite="002", group="maps_latency",
+                 case="mmap/munmap op uncontended", median=12.0, runs=1000)]
+
+    def blk(mean):
+        if not schedstats:
+            return {}
+        m = mean * rng.uniform(0.5, 1.5) if mean else 0.0
+        return dict(block_max_us=m, block_sum_us=3 * m, sleep_sum_us=3 * m, wait_max_us=5.0,
+                    wait_sum_us=50.0, sleeps=3 if m else 0)
+    for i in range(runs // 5):
+        recs.append(dict(target=target, suite="002", group="maps_latency",
+                         case="uncontended run", run=i, ops=50000,
+                         max_us=rng.uniform(9e3, 22e3), **blk(floor_block_us)))
+    for i in range(runs):
+        recs.append(dict(target=target, suite="002", group="maps_latency", case="run",
+                         run=i, ops=40000, max_us=rng.uniform(1e4, 2e4), mean_us=20.0,
+                         scanner_reads=5000, scanners=2, seconds=2.0, **blk(block_us)))
+    recs.append(dict(target=target, suite="002", group="maps_latency",
+                     case="mmap/munmap op", median=30.0, p99=3000.0, p999=1e4, runs=runs))
+    if schedstats:
+        recs.append(dict(target=target, suite="002", group="maps_latency",
+                         case="schedstats", ttwu_queue=1, delay_dequeue=1))
+    return recs
+
+
+class Seed002Report(unittest.TestCase):
+    def render(self, records, mode="full"):
+        meta = {"mode": mode, "host": {"kernel": "test"}}
+        with tempfile.TemporaryDirectory() as d:
+            return s002.report(runner.Context(d, meta, records, "002"))
+
+    def test_verdicts(self):
+        stock = [800.0] * 90 + [100.0] * 10
+        floor = [0.0] * 40
+        self.assertEqual(s002.blocked_verdict(stock, [50.0] * 100, floor, 500)[0], "met")
+        self.assertEqual(s002.blocked_verdict(stock, [50.0] * 97 + [900.0] * 3, floor,
+                                              500)[0], "not met")
+        # Stock not mostly above the threshold: the goal's premise is not there.
+        self.assertEqual(s002.blocked_verdict(stock, [50.0] * 100, floor, 1000)[0],
+                         "not resolved")
+        # The floor above the threshold: the metric sees more than the readers.
+        self.assertEqual(s002.blocked_verdict(stock, [50.0] * 100, [0.0] * 38 + [600.0] * 2,
+                                              500)[0], "not resolved")
+        self.assertEqual(s002.blocked_verdict(stock, [], floor, 500)[0], "not resolved")
+
+    def test_report_met(self):
+        md = self.render(maps_records("stock", 2000.0, 0.0, seed=1)
+                         + maps_records("patched", 20.0, 0.0, seed=2))
+        self.assertIn("**Blocked time**", md)
+        self.assertIn("- 0.5 ms: **met**", md)
+        self.assertIn("| stock, nobody reading | 4 | 0% |", md)
+        self.assertIn("`TTWU_QUEUE` on (the default, as here)", md)
+
+    def test_report_fallbacks(self):
+        recs = maps_records("stock", 2000.0, 0.0, seed=7) + maps_records("patched", 20.0, 0.0,
+                                                                          seed=8)
+        for r in recs:
+            if r["target"] == "patched" and r["case"] == "run":
+                r["fallbacks"] = 2 * r["sleeps"] + r["run"] % 2
+                r["sleeps"] += r["run"] % 3
+        md = self.render(recs)
+        self.assertIn("fell back to `mmap_lock`: correlation", md)
+
+    def test_report_floor_fails(self):
+        # Something other than the readers blocks the mapper: no verdict from this metric.
+        md = self.render(maps_records("stock", 2000.0, 2000.0, seed=3)
+                         + maps_records("patched", 20.0, 2000.0, seed=4))
+        self.assertIn("- 0.5 ms: **not resolved**", md)
+        self.assertNotIn("**met**", md)
+
+    def test_report_without_schedstats(self):
+        md = self.render(maps_records("stock", 0, 0, seed=5, schedstats=False)
+                         + maps_records("patched", 0, 0, seed=6, schedstats=False))
+        self.assertIn("Blocked time: not measured", md)
+        self.assertIn("| stock | 20 |", md)
+
+    def test_guest_runs_ask_for_schedstats(self):
+        for mode in ("quick", "full"):
+            self.assertIn("--schedstats", s002.runs(mode, "stock")[0][1])
+            self.assertNotIn("--schedstats", s002.runs(mode, "host")[0][1])
 
 
 class Runner(unittest.TestCase):
