@@ -93,7 +93,11 @@ static char *make_vmas(size_t pages)
 	char *p;
 	size_t i;
 
-	/* --file: lines with a path to print, and no lockless copy for them. */
+	/*
+	 * --file: lines with a path to print. One memfd for all the VMAs: the lockless
+	 * maps reader copies such lines holding one file reference for the whole run of
+	 * them (kernel patch 0015), its best case; PROCMAP_QUERY takes one per query (0016).
+	 */
 	if (file_vmas) {
 		fd = memfd_create("vma_lookup", MFD_CLOEXEC);
 		if (fd < 0 || ftruncate(fd, pages * psz))

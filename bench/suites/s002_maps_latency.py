@@ -36,7 +36,8 @@ def runs(mode, target):
         # differ more than readers do (memory layout), so this is the fair comparison.
         [("vma_lookup 10k both readers", ["vma_lookup", "--vmas", "10000", "--lockless",
                                           "ab", "--runs", str(p["pairs"])]),
-         # File-backed lines: a path to print and the VMA lock taken for each of them.
+         # File-backed lines: a path to print; the lockless readers copy them holding
+        # a file reference (kernel patches 0015-0016) instead of the VMA lock.
          ("vma_lookup 10k file both readers", ["vma_lookup", "--vmas", "10000", "--file",
                                                "--lockless", "ab", "--runs", str(p["pairs"])])]
         if target == "patched" else [])
