@@ -103,11 +103,18 @@ def fork_records(target, effect, sigma, seed, pairs=40, aa=False):
     return recs
 
 
-class Seed000Report(unittest.TestCase):
+class SuiteReport(unittest.TestCase):
+    """A suite's report() on made-up records; SUITE is the module under test."""
+    SUITE = None
+
     def render(self, records, mode="full"):
         meta = {"mode": mode, "host": {"kernel": "test"}}
         with tempfile.TemporaryDirectory() as d:
-            return s000.report(runner.Context(d, meta, records, "000"))
+            return self.SUITE.report(runner.Context(d, meta, records, self.SUITE.SEED))
+
+
+class Seed000Report(SuiteReport):
+    SUITE = s000
 
     def goal_line(self, md):
         return [line for line in md.splitlines() if line.startswith("Goal ")][0]
@@ -169,11 +176,8 @@ def maps_records(target, block_us, floor_block_us, runs=20, seed=1, schedstats=T
     return recs
 
 
-class Seed002Report(unittest.TestCase):
-    def render(self, records, mode="full"):
-        meta = {"mode": mode, "host": {"kernel": "test"}}
-        with tempfile.TemporaryDirectory() as d:
-            return s002.report(runner.Context(d, meta, records, "002"))
+class Seed002Report(SuiteReport):
+    SUITE = s002
 
     def test_verdicts(self):
         stock = [800.0] * 90 + [100.0] * 10
