@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Timing, statistics and output shared by the benchmarks. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,21 @@ struct bench_stats bench_stats(double *v, int n)
 	s.p10 = v[n / 10];
 	s.p90 = v[n - 1 - n / 10];
 	return s;
+}
+
+long bench_read_long(const char *path, long dflt)
+{
+	FILE *f = fopen(path, "r");
+	long v = dflt;
+
+	if (!f)
+		return dflt;
+	if (fscanf(f, "%ld", &v) != 1) {
+		v = dflt;
+		errno = EINVAL;
+	}
+	fclose(f);
+	return v;
 }
 
 void bench_json(const char *json)

@@ -23,6 +23,8 @@ void bench_init(int argc, char **argv, const char *name, const char *usage, int 
  */
 void bench_init_opts(int argc, char **argv, const char *name, const char *usage, int *runs,
 		     const struct option *extra, int (*opt)(int val, const char *arg));
+/* The number at the start of a file (sysfs, procfs), or dflt with errno set. */
+long bench_read_long(const char *path, long dflt);
 /* Monotonic nanoseconds. */
 double bench_ns(void);
 /* Sort v[0..n) and summarise it. */

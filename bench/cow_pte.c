@@ -61,15 +61,7 @@ static int parse_opt(int val, const char *arg)
 
 static long read_option(void)
 {
-	char buf[32] = "";
-	int fd = open("/sys/kernel/mm/cow_pte/prctl_option", O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return n > 0 ? strtol(buf, NULL, 10) : -1;
+	return bench_read_long("/sys/kernel/mm/cow_pte/prctl_option", -1);
 }
 
 static long status_kb(const char *key)

@@ -156,19 +156,6 @@ struct sched_run {
 static bool have_schedstats;
 static int old_schedstats = -1;		/* to restore; -1: untouched */
 
-static int read_int_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	int v = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
 static int write_file(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY), ret;
@@ -275,7 +262,7 @@ static void schedstats_setup(void)
 {
 	char json[256];
 	struct sched_run sr;
-	int cur = read_int_file("/proc/sys/kernel/sched_schedstats");
+	int cur = (int)bench_read_long("/proc/sys/kernel/sched_schedstats", -1);
 
 	if (want_schedstats && cur == 0) {
 		if (write_file("/proc/sys/kernel/sched_schedstats", "1"))
@@ -285,7 +272,7 @@ static void schedstats_setup(void)
 			old_schedstats = 0;
 	}
 	atexit(schedstats_restore);
-	have_schedstats = read_int_file("/proc/sys/kernel/sched_schedstats") == 1 &&
+	have_schedstats = bench_read_long("/proc/sys/kernel/sched_schedstats", -1) == 1 &&
 			  sched_reset() && sched_read(&sr, 0);
 	snprintf(json, sizeof(json), "\"group\":\"maps_latency\",\"case\":\"%s\","
 		 "\"ttwu_queue\":%d,\"delay_dequeue\":%d",

@@ -72,18 +72,12 @@ static long rss_kib(const char *p)
 /* The reference page fd an allocator would keep, or -errno. */
 static int open_reuse_fd(void)
 {
-	char buf[32] = "", *page;
-	long nr;
+	long nr = bench_read_long(MMEXT_REFPAGE_SYSFS, -1);
+	char *page;
 	int fd, ret;
 
-	fd = open(MMEXT_REFPAGE_SYSFS, O_RDONLY);
-	if (fd < 0)
+	if (nr < 0)
 		return -errno;
-	ret = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (ret <= 0)
-		return -EINVAL;
-	nr = strtol(buf, NULL, 10);
 	page = mmap(NULL, psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (page == MAP_FAILED)
 		return -errno;

@@ -486,11 +486,10 @@ out:
 int main(int argc, char **argv)
 {
 	int runs = 7;
-	long max_map = 65530;
+	long max_map;
 	size_t big = 60000;
 	char exe[PATH_MAX], *region;
 	ssize_t n;
-	FILE *f;
 
 	static const struct option extra[] = {
 		{ "vmas", required_argument, NULL, 256 },
@@ -512,12 +511,7 @@ int main(int argc, char **argv)
 		exe[n > 0 ? n : 0] = '\0';
 		snprintf(mmext_path, sizeof(mmext_path), "%s/../bin/mmext", dirname(exe));
 	}
-	f = fopen("/proc/sys/vm/max_map_count", "r");
-	if (f) {
-		if (fscanf(f, "%ld", &max_map) != 1)
-			max_map = 65530;
-		fclose(f);
-	}
+	max_map = bench_read_long("/proc/sys/vm/max_map_count", 65530);
 	if ((long)big + 200 > max_map) {
 		big = max_map - 200;
 		printf("# vm.max_map_count is %ld: the large case uses %zu VMAs\n", max_map, big);
