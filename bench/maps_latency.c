@@ -363,7 +363,7 @@ int main(int argc, char **argv)
 	struct bench_stats s;
 	char json[512];
 	int runs = 20, r, i, n, ncpus = sysconf(_SC_NPROCESSORS_ONLN);
-	long before[2], after[2];
+	long before[5], after[5];
 	char *region;
 
 	bench_init_opts(argc, argv, "maps_latency", usage, &runs, extra, opt);
@@ -429,13 +429,18 @@ int main(int argc, char **argv)
 	       pin ? ", mapper alone on CPU 0, scanners on the others" : "");
 	before[0] = vmstat("proc_maps_vma_lock");
 	before[1] = vmstat("proc_maps_mmap_lock");
+	/* Kernels whose readers wait for the writer before taking mmap_lock. */
+	before[2] = vmstat("proc_maps_wait");
+	before[3] = vmstat("proc_maps_retry");
+	before[4] = vmstat("proc_maps_mmap_queue");
 	for (r = 0; r < runs; r++) {
 		double sum, max;
 		unsigned long reads = 0;
 		struct sched_run sr = { 0 };
 		long nv = have_schedstats ? nvcsw_now() : 0;
 		long fb = vmstat("proc_maps_mmap_lock");	/* lockless lookups fallen back */
-		char fbj[48] = "";
+		long qd = vmstat("proc_maps_mmap_queue");	/* of which queued on it */
+		char fbj[80] = "";
 		bool ok;
 
 		for (i = 0; i < nscanners; i++)
@@ -451,6 +456,9 @@ int main(int argc, char **argv)
 		if (fb >= 0)
 			snprintf(fbj, sizeof(fbj), ",\"fallbacks\":%ld",
 				 vmstat("proc_maps_mmap_lock") - fb);
+		if (fb >= 0 && qd >= 0)
+			snprintf(fbj + strlen(fbj), sizeof(fbj) - strlen(fbj),
+				 ",\"queued\":%ld", vmstat("proc_maps_mmap_queue") - qd);
 		printf("run %3d: %7d ops, max %9.1f us, mean %7.2f us, %lu maps reads",
 		       r, n, max, n ? sum / n : 0, reads);
 		if (ok)
@@ -470,6 +478,9 @@ int main(int argc, char **argv)
 
 	after[0] = vmstat("proc_maps_vma_lock");
 	after[1] = vmstat("proc_maps_mmap_lock");
+	after[2] = vmstat("proc_maps_wait");
+	after[3] = vmstat("proc_maps_retry");
+	after[4] = vmstat("proc_maps_mmap_queue");
 
 	s = bench_stats(all, nall);	/* sorts */
 	/* The tail over all runs: steadier under emulation than per-run maxima. */
@@ -485,6 +496,17 @@ int main(int argc, char **argv)
 		snprintf(json, sizeof(json), "\"group\":\"maps_latency\",\"case\":\"vmstat\","
 			 "\"vma_lock\":%ld,\"mmap_lock\":%ld", vl, ml);
 		bench_json(json);
+		if (before[2] >= 0 && after[2] >= 0) {
+			long w = after[2] - before[2], rt = after[3] - before[3];
+			long q = after[4] - before[4];
+
+			printf("# waits for an mmap_lock writer: %ld, lockless retries: %ld, "
+			       "lookups queued on mmap_lock: %ld\n", w, rt, q);
+			snprintf(json, sizeof(json), "\"group\":\"maps_latency\","
+				 "\"case\":\"vmstat_wait\",\"wait\":%ld,\"retry\":%ld,"
+				 "\"queued\":%ld", w, rt, q);
+			bench_json(json);
+		}
 	} else {
 		printf("# /proc/vmstat has no proc_maps_* counters on this kernel\n");
 	}

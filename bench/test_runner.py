@@ -207,9 +207,11 @@ class Seed002Report(SuiteReport):
         for r in recs:
             if r["target"] == "patched" and r["case"] == "run":
                 r["fallbacks"] = 2 * r["sleeps"] + r["run"] % 2
+                r["queued"] = r["sleeps"] // 2 + r["run"] % 2
                 r["sleeps"] += r["run"] % 3
         md = self.render(recs)
         self.assertIn("fell back to `mmap_lock`: correlation", md)
+        self.assertIn("queued on `mmap_lock` after waiting for the writer: correlation", md)
 
     def test_report_floor_fails(self):
         # Something other than the readers blocks the mapper: no verdict from this metric.

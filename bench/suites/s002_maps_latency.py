@@ -73,7 +73,13 @@ def _fallbacks(ctx, target):
     if not r:
         return "–"
     n = r["vma_lock"] + r["mmap_lock"]
-    return f"{100 * r['mmap_lock'] / n:.2f}% of {n:,}" if n else "0"
+    if not n:
+        return "0"
+    # Kernels whose readers wait for the writer (patch 0032): most of those lookups
+    # take mmap_lock by trylock; only the queued ones can be handed it at an unlock.
+    w = ctx.one(target=target, group="maps_latency", case="vmstat_wait")
+    q = f", {w['queued']:,} queued" if w else ""
+    return f"{100 * r['mmap_lock'] / n:.2f}% of {n:,}{q}"
 
 
 def _frac_above(maxima, thr_us):
@@ -197,13 +203,14 @@ def _blocked_section(ctx, targets, thr):
                    " (< 1: the patched mapper blocks less)."]
     # What the patched mapper sleeps on: its scanners' lookups that fell back to mmap_lock
     # (they queue behind the mapper's write lock and are granted it when it unlocks).
-    fb = [(r["fallbacks"], r["sleeps"]) for r in got.get("patched", ([], []))[0]
-          if "fallbacks" in r]
-    if len(fb) >= 3 and len({x for x, _ in fb}) > 1 and len({y for _, y in fb}) > 1:
-        f, z = sum(x for x, _ in fb), sum(y for _, y in fb)
-        md += ["", f"Patched, per run: the mapper's sleeps against its scanners' lookups that "
-               f"fell back to `mmap_lock`: correlation {statistics.correlation(*zip(*fb)):.2f} "
-               f"over {len(fb)} runs, {f:,} fallbacks for {z:,} sleeps."]
+    for key, what in (("fallbacks", "fell back to `mmap_lock`"),
+                      ("queued", "queued on `mmap_lock` after waiting for the writer")):
+        fb = [(r[key], r["sleeps"]) for r in got.get("patched", ([], []))[0] if key in r]
+        if len(fb) >= 3 and len({x for x, _ in fb}) > 1 and len({y for _, y in fb}) > 1:
+            f, z = sum(x for x, _ in fb), sum(y for _, y in fb)
+            md += ["", f"Patched, per run: the mapper's sleeps against its scanners' lookups "
+                   f"that {what}: correlation {statistics.correlation(*zip(*fb)):.2f} over "
+                   f"{len(fb)} runs, {f:,} {key} for {z:,} sleeps."]
     return md, got
 
 
