@@ -136,6 +136,20 @@ static long vmstat(const char *name)
 	return ret;
 }
 
+/* The lockless maps counters, read before and after all runs. */
+enum { VMA_LOCK, MMAP_LOCK, WAIT, RETRY, QUEUE, NCOUNTERS };
+static const char *const counter_names[NCOUNTERS] = {
+	"proc_maps_vma_lock", "proc_maps_mmap_lock",
+	/* Kernels whose readers wait for the writer before taking mmap_lock. */
+	"proc_maps_wait", "proc_maps_retry", "proc_maps_mmap_queue",
+};
+
+static void read_counters(long *v)
+{
+	for (int i = 0; i < NCOUNTERS; i++)
+		v[i] = vmstat(counter_names[i]);
+}
+
 /*
  * The mapper's scheduler statistics over one run (/proc/self/sched; 6.12 prints them in
  * kernel/sched/debug.c, counts them in kernel/sched/stats.c). A sleep counts as blocked
@@ -363,7 +377,7 @@ int main(int argc, char **argv)
 	struct bench_stats s;
 	char json[512];
 	int runs = 20, r, i, n, ncpus = sysconf(_SC_NPROCESSORS_ONLN);
-	long before[5], after[5];
+	long before[NCOUNTERS], after[NCOUNTERS];
 	char *region;
 
 	bench_init_opts(argc, argv, "maps_latency", usage, &runs, extra, opt);
@@ -427,12 +441,7 @@ int main(int argc, char **argv)
 	printf("# %d scanners, %d runs of %.2f s, 4 KiB pages in a 128 MiB range%s\n",
 	       nscanners, runs, seconds,
 	       pin ? ", mapper alone on CPU 0, scanners on the others" : "");
-	before[0] = vmstat("proc_maps_vma_lock");
-	before[1] = vmstat("proc_maps_mmap_lock");
-	/* Kernels whose readers wait for the writer before taking mmap_lock. */
-	before[2] = vmstat("proc_maps_wait");
-	before[3] = vmstat("proc_maps_retry");
-	before[4] = vmstat("proc_maps_mmap_queue");
+	read_counters(before);
 	for (r = 0; r < runs; r++) {
 		double sum, max;
 		unsigned long reads = 0;
@@ -476,11 +485,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < nscanners; i++)
 		waitpid(pids[i], NULL, 0);
 
-	after[0] = vmstat("proc_maps_vma_lock");
-	after[1] = vmstat("proc_maps_mmap_lock");
-	after[2] = vmstat("proc_maps_wait");
-	after[3] = vmstat("proc_maps_retry");
-	after[4] = vmstat("proc_maps_mmap_queue");
+	read_counters(after);
 
 	s = bench_stats(all, nall);	/* sorts */
 	/* The tail over all runs: steadier under emulation than per-run maxima. */
@@ -488,17 +493,18 @@ int main(int argc, char **argv)
 		 "\"p999\":%.6g", nscanners, pin ? "true" : "false",
 		 nall ? all[(size_t)(nall * 0.99)] : 0, nall ? all[(size_t)(nall * 0.999)] : 0);
 	bench_result("maps_latency", "mmap/munmap op", "all runs", json, "us", &s);
-	if (before[0] >= 0 && after[0] >= 0) {
-		long vl = after[0] - before[0], ml = after[1] - before[1];
+	if (before[VMA_LOCK] >= 0 && after[VMA_LOCK] >= 0) {
+		long vl = after[VMA_LOCK] - before[VMA_LOCK];
+		long ml = after[MMAP_LOCK] - before[MMAP_LOCK];
 
 		printf("# maps lookups during the runs: %ld without mmap_lock, %ld repeated "
 		       "under it (%.2f%%)\n", vl, ml, vl + ml ? 100.0 * ml / (vl + ml) : 0);
 		snprintf(json, sizeof(json), "\"group\":\"maps_latency\",\"case\":\"vmstat\","
 			 "\"vma_lock\":%ld,\"mmap_lock\":%ld", vl, ml);
 		bench_json(json);
-		if (before[2] >= 0 && after[2] >= 0) {
-			long w = after[2] - before[2], rt = after[3] - before[3];
-			long q = after[4] - before[4];
+		if (before[WAIT] >= 0 && after[WAIT] >= 0) {
+			long w = after[WAIT] - before[WAIT], rt = after[RETRY] - before[RETRY];
+			long q = after[QUEUE] - before[QUEUE];
 
 			printf("# waits for an mmap_lock writer: %ld, lockless retries: %ld, "
 			       "lookups queued on mmap_lock: %ld\n", w, rt, q);
