@@ -147,12 +147,13 @@ class Seed000Report(SuiteReport):
         self.assertIn("not resolved", self.goal_line(md))
 
 
-def maps_records(target, block_us, floor_block_us, runs=20, seed=1, schedstats=True):
+def maps_records(target, block_us, floor_block_us, runs=20, seed=1, schedstats=True,
+                 unc_median=12.0):
     """maps_latency's records: wall-clock maxima of 10-20 ms everywhere (the TCG floor),
     blocked maxima around block_us (contended) and floor_block_us (nobody reading)."""
     rng = random.Random(seed)
     recs = [dict(target=target, suite="002", group="maps_latency",
-                 case="mmap/munmap op uncontended", median=12.0, runs=1000)]
+                 case="mmap/munmap op uncontended", median=unc_median, runs=1000)]
 
     def blk(mean):
         if not schedstats:
@@ -200,6 +201,20 @@ class Seed002Report(SuiteReport):
         self.assertIn("- 0.5 ms: **met**", md)
         self.assertIn("| stock, nobody reading | 4 | 0% |", md)
         self.assertIn("`TTWU_QUEUE` on (the default, as here)", md)
+
+    def test_scaled_thresholds(self):
+        # The seed's patched median is 10 us: scale only when this machine is off by half.
+        for unc, want in ((12.0, None), (4.0, "0.20 ms and 0.40 ms"),
+                          (30.0, "1.50 ms and 3.00 ms")):
+            md = self.render(maps_records("stock", 2000.0, 0.0, seed=1, unc_median=unc)
+                             + maps_records("patched", 20.0, 0.0, seed=2, unc_median=unc))
+            if want:
+                self.assertIn(f"scale to {want}", md)
+                self.assertIn("blocked max > 0.2 ms" if unc < 10 else "blocked max > 1.5 ms",
+                              md)
+            else:
+                self.assertIn("close enough to keep the seed's 0.5 ms", md)
+                self.assertNotIn("Scaled thresholds", md)
 
     def test_report_fallbacks(self):
         recs = maps_records("stock", 2000.0, 0.0, seed=7) + maps_records("patched", 20.0, 0.0,
