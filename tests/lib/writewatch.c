@@ -776,25 +776,46 @@ static int fill_map_count(void)
 	return -1;
 }
 
+/*
+ * An MPROTECT watch of 16 pages, all written (one VMA) when dirty, then the map
+ * count used up: 0 and *pp, *wp, or nonzero.
+ */
+static int watch_at_map_count_limit(char **pp, struct mmext_ww **wp, bool dirty)
+{
+	size_t psz = t_psz();
+
+	*pp = t_map(16 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
+	if (!*pp || open_watch(*pp, 16 * psz, MMEXT_WW_MPROTECT, wp))
+		return 1;
+	if (dirty)
+		memset(*pp, 1, 16 * psz);
+	return fill_map_count() ? 1 : 0;
+}
+
+/* Whether page is among the written pages of the 16-page watch w at p. */
+static bool reported(struct mmext_ww *w, char *p, char *page)
+{
+	size_t count = 16, i;
+	void *pages[16];
+
+	if (mmext_ww_get(w, p, 16 * t_psz(), 0, pages, &count))
+		return false;
+	for (i = 0; i < count; i++)
+		if (pages[i] == page)
+			return true;
+	return false;
+}
+
 /* At the limit the handler cannot split a page off: it must not fault forever. */
 static int write_at_map_count_limit(void *arg)
 {
-	size_t psz = t_psz(), count = 16, i;
-	char *p = t_map(16 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
 	struct mmext_ww *w;
-	void *pages[16];
+	char *p;
 
-	if (!p || open_watch(p, 16 * psz, MMEXT_WW_MPROTECT, &w))
+	if (watch_at_map_count_limit(&p, &w, false))
 		return 10;
-	if (fill_map_count())
-		return 11;
-	p[5 * psz] = 1;
-	if (mmext_ww_get(w, p, 16 * psz, 0, pages, &count))
-		return 1;
-	for (i = 0; i < count; i++)
-		if (pages[i] == p + 5 * psz)
-			return 0;
-	return 2;	/* the write was lost */
+	p[5 * t_psz()] = 1;
+	return reported(w, p, p + 5 * t_psz()) ? 0 : 1;
 }
 
 TEST(mprotect_write_at_map_count_limit)
@@ -805,25 +826,15 @@ TEST(mprotect_write_at_map_count_limit)
 /* A reset that cannot protect its pages must not forget them. */
 static int reset_at_map_count_limit(void *arg)
 {
-	size_t psz = t_psz(), count = 16, i;
-	char *p = t_map(16 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
 	struct mmext_ww *w;
-	void *pages[16];
+	char *p;
 
-	if (!p || open_watch(p, 16 * psz, MMEXT_WW_MPROTECT, &w))
+	if (watch_at_map_count_limit(&p, &w, true))
 		return 10;
-	memset(p, 1, 16 * psz);		/* all writable again: one VMA */
-	if (fill_map_count())
-		return 11;
-	if (mmext_ww_reset(w, p + 2 * psz, psz) != -ENOMEM)
+	if (mmext_ww_reset(w, p + 2 * t_psz(), t_psz()) != -ENOMEM)
 		return 1;
-	p[2 * psz] = 2;
-	if (mmext_ww_get(w, p, 16 * psz, 0, pages, &count))
-		return 2;
-	for (i = 0; i < count; i++)
-		if (pages[i] == p + 2 * psz)
-			return 0;
-	return 3;	/* the write after the failed reset was lost */
+	p[2 * t_psz()] = 2;
+	return reported(w, p, p + 2 * t_psz()) ? 0 : 3;
 }
 
 TEST(mprotect_failed_reset_loses_nothing)
