@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Fork with COW page tables when the mmext kernel patch provides them. */
 #include <errno.h>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -17,6 +18,12 @@ static int cow_pte_option(long *opt)
 	return mmext__read_marker(MMEXT_COW_PTE_SYSFS, opt);
 }
 
+/*
+ * The prctl state is per process: two callers toggling it at once would misreport
+ * the method and leave it on for forks it was not meant for.
+ */
+static pthread_mutex_t cow_lock = PTHREAD_MUTEX_INITIALIZER;
+
 MMEXT_API pid_t mmext_fork(const struct mmext_fork_opts *opts, int *method)
 {
 	uint32_t flags = MMEXT__OPT(opts, flags, 0);
@@ -30,18 +37,23 @@ MMEXT_API pid_t mmext_fork(const struct mmext_fork_opts *opts, int *method)
 	if (flags & ~(MMEXT_FORK_REQUIRE_COW | MMEXT_FORK_PLAIN_ONLY) ||
 	    (flags & MMEXT_FORK_REQUIRE_COW && flags & MMEXT_FORK_PLAIN_ONLY))
 		return -EINVAL;
+	pthread_mutex_lock(&cow_lock);
 	if (!(flags & MMEXT_FORK_PLAIN_ONLY) && !cow_pte_option(&opt)) {
 		/* The option reports the old state when queried with arg2 = 2 (provisional). */
 		was = prctl(opt, 2, 0, 0, 0);
 		if (was >= 0 && (was == 1 || !prctl(opt, 1, 0, 0, 0)))
 			how = MMEXT_FORK_COW_PTE;
 	}
-	if (how != MMEXT_FORK_COW_PTE && flags & MMEXT_FORK_REQUIRE_COW)
+	if (how != MMEXT_FORK_COW_PTE && flags & MMEXT_FORK_REQUIRE_COW) {
+		pthread_mutex_unlock(&cow_lock);
 		return -EOPNOTSUPP;
+	}
 	pid = fork();
 	saved = errno;
 	if (how == MMEXT_FORK_COW_PTE && was == 0)
 		prctl(opt, 0, 0, 0, 0);
+	/* The child's copy is held by its only thread, the one unlocking it. */
+	pthread_mutex_unlock(&cow_lock);
 	if (pid < 0)
 		return -saved;
 	if (method)

@@ -28,7 +28,7 @@ struct prefetch {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int fd;
-	unsigned int gen;		/* fork_gen at the start: fork() does not copy threads */
+	pid_t pid;			/* the process the thread runs in: no other has it */
 	char *slot[PF_SLOTS];
 	size_t used[PF_SLOTS];
 	unsigned int head, tail;	/* filled slots are [tail, head), modulo PF_SLOTS */
@@ -46,7 +46,8 @@ struct text_cursor {
 };
 
 struct mmext_maps {
-	pid_t pid;
+	pid_t pid;		/* whose maps: the caller at open for pid 0 */
+	pid_t owner;		/* the process that opened the handle */
 	int find_backend;	/* MMEXT_MAPS_TEXT or MMEXT_MAPS_IOCTL */
 	int list_backend;
 	uint32_t flags;
@@ -59,20 +60,6 @@ struct mmext_maps {
 	size_t name_cap;
 	unsigned char build_id[BUILD_ID_MAX];
 };
-
-/* Bumped in every child, so that a handle can tell its read-ahead thread is gone. */
-static unsigned int fork_gen;
-static pthread_once_t fork_gen_once = PTHREAD_ONCE_INIT;
-
-static void fork_gen_bump(void)
-{
-	fork_gen++;
-}
-
-static void fork_gen_init(void)
-{
-	pthread_atfork(NULL, NULL, fork_gen_bump);
-}
 
 static void *prefetch_thread(void *arg)
 {
@@ -130,7 +117,6 @@ static void prefetch_start(struct text_cursor *c)
 
 	if (!pf)
 		return;
-	pthread_once(&fork_gen_once, fork_gen_init);
 	for (i = 0; i < PF_SLOTS; i++) {
 		pf->slot[i] = malloc(PF_SLOT_SIZE);
 		if (!pf->slot[i]) {
@@ -139,7 +125,7 @@ static void prefetch_start(struct text_cursor *c)
 		}
 	}
 	pf->fd = c->fd;
-	pf->gen = fork_gen;
+	pf->pid = getpid();
 	pthread_mutex_init(&pf->lock, NULL);
 	pthread_cond_init(&pf->cond, NULL);
 	/* The caller's signals must never be delivered to our thread. */
@@ -160,7 +146,8 @@ static void prefetch_stop(struct text_cursor *c)
 
 	if (!pf)
 		return;
-	if (pf->gen == fork_gen) {
+	/* In a child (fork(), _Fork(), clone()) there is no thread to join. */
+	if (pf->pid == getpid()) {
 		pthread_mutex_lock(&pf->lock);
 		pf->stop = true;
 		pthread_cond_broadcast(&pf->cond);
@@ -384,7 +371,9 @@ MMEXT_API int mmext_maps_open(pid_t pid, const struct mmext_maps_opts *opts,
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	m->pid = pid;
+	/* /proc/self in a child would be the child: keep the number. */
+	m->owner = getpid();
+	m->pid = pid ? pid : m->owner;
 	m->flags = flags;
 	m->iter.fd = m->find.fd = -1;
 	/* Open now so that a bad pid or a permission problem shows here. */
@@ -425,7 +414,9 @@ MMEXT_API void mmext_maps_close(struct mmext_maps *m)
 
 MMEXT_API int mmext_maps_backend(const struct mmext_maps *m)
 {
-	return m ? m->find_backend : -EINVAL;
+	if (!m)
+		return -EINVAL;
+	return m->owner == getpid() ? m->find_backend : -ECHILD;
 }
 
 /* Text listing with build IDs: one ioctl per file-backed VMA, where available. */
@@ -451,6 +442,8 @@ MMEXT_API int mmext_maps_find(struct mmext_maps *m, uint64_t addr, unsigned int 
 
 	if (!m || !vma)
 		return -EFAULT;
+	if (m->owner != getpid())
+		return -ECHILD;
 	if (flags & ~(MMEXT_FIND_NEXT | MMEXT_FIND_FILE))
 		return -EINVAL;
 	if (m->find_backend == MMEXT_MAPS_IOCTL) {
@@ -483,13 +476,13 @@ MMEXT_API int mmext_maps_next(struct mmext_maps *m, struct mmext_vma *vma)
 
 	if (!m || !vma)
 		return -EFAULT;
+	if (m->owner != getpid())
+		return -ECHILD;
 	if (m->list_backend == MMEXT_MAPS_TEXT) {
 		/* A listing that has read nothing yet may start its read-ahead. */
 		if (m->flags & MMEXT_MAPS_PREFETCH && !m->iter.pf && !m->iter.len &&
 		    !m->iter.eof && m->iter.fd >= 0)
 			prefetch_start(&m->iter);
-		if (m->iter.pf && m->iter.pf->gen != fork_gen)
-			return -ECHILD;
 		ret = text_next(m, &m->iter, vma);
 		if (ret > 0)
 			add_build_id(m, vma);
@@ -514,7 +507,7 @@ MMEXT_API int mmext_maps_next(struct mmext_maps *m, struct mmext_vma *vma)
 
 MMEXT_API void mmext_maps_rewind(struct mmext_maps *m)
 {
-	if (!m)
+	if (!m || m->owner != getpid())
 		return;
 	cursor_reset(&m->iter);
 	m->iter_addr = 0;

@@ -19,6 +19,7 @@ struct mmext_pattern {
 	void *addr;
 	size_t len;
 	int backend;
+	pid_t owner;
 };
 
 struct pattern_req {
@@ -248,7 +249,9 @@ static int emulated_map(const struct pattern_req *r, void **addr)
 	}
 	for (off = 0; off < r->len; off += n) {
 		n = r->len - off < tile ? r->len - off : tile;
-		if (mmap(base + off, n, r->prot, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) {
+		/* Clean pages share the memfd's: no commit charge for the whole length. */
+		if (mmap(base + off, n, r->prot, MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE, fd,
+			 0) == MAP_FAILED) {
 			/* ENOMEM here is usually vm.max_map_count. */
 			ret = -errno;
 			munmap(base, r->len);
@@ -274,13 +277,14 @@ MMEXT_API int mmext_pattern_map(const void *pattern, size_t pattern_len, size_t 
 	uint32_t prot = MMEXT__OPT(opts, prot, 0);
 	uint64_t tile_pages = MMEXT__OPT(opts, tile_pages, 0);
 	uint32_t flags = MMEXT__OPT(opts, flags, 0);
+	uint32_t reserved = MMEXT__OPT(opts, __reserved, 0);
 	size_t psz = mmext__page_size(), i;
 	struct pattern_req r;
 	struct mmext_pattern *p;
 	void *addr = NULL;
 	int ret;
 
-	ret = mmext__opts_check(opts, MMEXT__OPTS_END(mmext_pattern_opts, flags));
+	ret = mmext__opts_check(opts, MMEXT__OPTS_END(mmext_pattern_opts, __reserved));
 	if (ret)
 		return ret;
 	if (!pattern || !out)
@@ -288,7 +292,7 @@ MMEXT_API int mmext_pattern_map(const void *pattern, size_t pattern_len, size_t 
 	if (!pattern_len || pattern_len > psz || pattern_len & (pattern_len - 1) || !len ||
 	    len > SIZE_MAX - psz || backend > MMEXT_PATTERN_EMULATED ||
 	    prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC) || tile_pages > SIZE_MAX / psz ||
-	    flags & ~MMEXT_PATTERN_NOCACHE)
+	    flags & ~MMEXT_PATTERN_NOCACHE || reserved)
 		return -EINVAL;
 	r.pattern = pattern;
 	r.pattern_len = pattern_len;
@@ -314,6 +318,7 @@ MMEXT_API int mmext_pattern_map(const void *pattern, size_t pattern_len, size_t 
 	p->addr = addr;
 	p->len = r.len;
 	p->backend = backends[i].id;
+	p->owner = getpid();
 	*out = p;
 	return 0;
 }
@@ -326,19 +331,27 @@ MMEXT_API void mmext_pattern_unmap(struct mmext_pattern *p)
 	free(p);
 }
 
+/* Whether p is usable here: it describes the mapping of the process that made it. */
+static bool ours(const struct mmext_pattern *p)
+{
+	return p && p->owner == getpid();
+}
+
 MMEXT_API void *mmext_pattern_addr(const struct mmext_pattern *p)
 {
-	return p ? p->addr : NULL;
+	return ours(p) ? p->addr : NULL;
 }
 
 MMEXT_API size_t mmext_pattern_len(const struct mmext_pattern *p)
 {
-	return p ? p->len : 0;
+	return ours(p) ? p->len : 0;
 }
 
 MMEXT_API int mmext_pattern_backend(const struct mmext_pattern *p)
 {
-	return p ? p->backend : -EINVAL;
+	if (!p)
+		return -EINVAL;
+	return ours(p) ? p->backend : -ECHILD;
 }
 
 MMEXT_API int mmext_pattern_reset(struct mmext_pattern *p, void *addr, size_t len)
@@ -348,6 +361,8 @@ MMEXT_API int mmext_pattern_reset(struct mmext_pattern *p, void *addr, size_t le
 
 	if (!p)
 		return -EFAULT;
+	if (!ours(p))
+		return -ECHILD;
 	ret = mmext__range(addr, len, &end);
 	if (ret)
 		return ret;

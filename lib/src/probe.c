@@ -277,21 +277,47 @@ static void probe_one(enum mmext_feature f, struct mmext_feature_status *st)
 	}
 }
 
-MMEXT_API int mmext_probe(enum mmext_feature f, struct mmext_feature_status *st)
+/* Out of fds or memory, or interrupted: says nothing about the kernel. */
+static bool transient(int reason)
 {
+	return reason == EMFILE || reason == ENFILE || reason == ENOMEM || reason == EAGAIN ||
+	       reason == EINTR;
+}
+
+/* The size of struct mmext_feature_status in libmmext 0.1. */
+#define STATUS_V1_SIZE	MMEXT__OPTS_END(mmext_feature_status, detail)
+
+MMEXT_API int mmext_probe_status(enum mmext_feature f, struct mmext_feature_status *st,
+				 size_t size)
+{
+	struct mmext_feature_status now;
 	int saved = errno;
 
-	if ((unsigned int)f >= MMEXT_FEAT__COUNT || !st)
+	if ((unsigned int)f >= MMEXT_FEAT__COUNT || !st || size < STATUS_V1_SIZE ||
+	    size > MMEXT_OPTS_MAX)
 		return -EINVAL;
 	pthread_mutex_lock(&probe_lock);
-	if (!cached[f]) {
-		probe_one(f, &cache[f]);
-		cached[f] = true;
+	if (cached[f]) {
+		now = cache[f];
+	} else {
+		probe_one(f, &now);
+		if (!transient(now.reason)) {
+			cache[f] = now;
+			cached[f] = true;
+		}
 	}
-	*st = cache[f];
 	pthread_mutex_unlock(&probe_lock);
+	/* A caller built against a newer header gets zeros in what we do not know. */
+	memcpy(st, &now, size < sizeof(now) ? size : sizeof(now));
+	if (size > sizeof(now))
+		memset((char *)st + sizeof(now), 0, size - sizeof(now));
 	errno = saved;
 	return 0;
+}
+
+MMEXT_API int mmext_probe(enum mmext_feature f, struct mmext_feature_status *st)
+{
+	return mmext_probe_status(f, st, STATUS_V1_SIZE);
 }
 
 MMEXT_API const char *mmext_feature_name(enum mmext_feature f)

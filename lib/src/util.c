@@ -14,7 +14,7 @@
 
 MMEXT_API const char *mmext_version(void)
 {
-	return "0.1";
+	return "0.2";
 }
 
 int mmext__opts_check(const void *opts, size_t known)
@@ -27,6 +27,8 @@ int mmext__opts_check(const void *opts, size_t known)
 	memcpy(&sz, opts, sizeof(sz));
 	if (sz < sizeof(size_t))
 		return -EINVAL;
+	if (sz > MMEXT_OPTS_MAX)
+		return -E2BIG;
 	/* A caller built against a newer header may pass fields we do not know. */
 	for (i = known; i < sz; i++)
 		if (p[i])

@@ -29,15 +29,36 @@
 
 struct mmext_ww {
 	int backend;
+	pid_t owner;		/* the process that opened it: the only one it describes */
 	uintptr_t start, end;
 	size_t npages;
 	int pagemap_fd;		/* PAGEMAP_SCAN and SOFT_DIRTY */
 	int uffd;		/* PAGEMAP_SCAN */
-	/* SOFT_DIRTY: writes seen before the last process-wide clear; MPROTECT: writes. */
+	/*
+	 * SOFT_DIRTY: writes seen before the last process-wide clear; MPROTECT: writes.
+	 * Mapped on its own: the handler writes it, and a watched heap must not hold it.
+	 */
 	unsigned long *bits;
 	struct mmext_ww *sd_next;	/* SOFT_DIRTY: list of all such watches */
 	int slot;			/* MPROTECT: index in mprot_slots */
+	int exec;			/* MPROTECT: PROT_EXEC of the range, kept throughout */
 };
+
+static size_t bits_bytes(const struct mmext_ww *w)
+{
+	return (w->npages + LONG_BITS - 1) / LONG_BITS * sizeof(unsigned long);
+}
+
+static int bits_alloc(struct mmext_ww *w)
+{
+	void *p = mmap(NULL, bits_bytes(w), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+
+	if (p == MAP_FAILED)
+		return -ENOMEM;
+	w->bits = p;
+	return 0;
+}
 
 static size_t page_index(const struct mmext_ww *w, uintptr_t addr)
 {
@@ -57,6 +78,12 @@ static void bit_set(unsigned long *b, size_t i)
 static void bit_clear(unsigned long *b, size_t i)
 {
 	__atomic_fetch_and(&b[i / LONG_BITS], ~(1UL << (i % LONG_BITS)), __ATOMIC_RELAXED);
+}
+
+static void bits_set_range(unsigned long *b, size_t first, size_t last)
+{
+	for (; first < last; first++)
+		bit_set(b, first);
 }
 
 /* Bits [first, last) of one word, with first and last in the same or next word. */
@@ -265,14 +292,13 @@ static int sd_clear_process(void)
 
 static int sd_open(struct mmext_ww *w)
 {
-	size_t words = (w->npages + LONG_BITS - 1) / LONG_BITS;
 	int ret;
 
 	if (!mmext__have(MMEXT_FEAT_SOFT_DIRTY))
 		return -EOPNOTSUPP;
-	w->bits = calloc(words, sizeof(*w->bits));
-	if (!w->bits)
-		return -ENOMEM;
+	ret = bits_alloc(w);
+	if (ret)
+		return ret;
 	w->pagemap_fd = mmext__open_proc(0, "pagemap", O_RDONLY);
 	if (w->pagemap_fd < 0)
 		return w->pagemap_fd;
@@ -280,7 +306,7 @@ static int sd_open(struct mmext_ww *w)
 	w->sd_next = sd_list;
 	sd_list = w;
 	ret = sd_clear_process();
-	memset(w->bits, 0, words * sizeof(*w->bits));
+	memset(w->bits, 0, bits_bytes(w));
 	pthread_mutex_unlock(&sd_lock);
 	return ret;
 }
@@ -350,69 +376,149 @@ static struct mmext_ww *mprot_slots[MPROT_SLOTS];
 static int mprot_inflight;		/* handlers currently looking at a slot */
 static bool mprot_installed;
 static struct sigaction mprot_prev;
+/* The last fault this thread let retry because no watch owned it. */
+static __thread uintptr_t mprot_retried __attribute__((tls_model("initial-exec")));
+
+/*
+ * Record a write fault at addr: 1 when a watch owns it, 0 when none does, -1 when
+ * one does but its pages cannot be made writable.
+ */
+static int mprot_record(uintptr_t addr)
+{
+	size_t psz = mmext__page_size();
+	struct mmext_ww *w;
+	int i, ret = 0;
+
+	/* Sequentially consistent with mprot_close(): it clears a slot, then reads this. */
+	__atomic_fetch_add(&mprot_inflight, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < MPROT_SLOTS; i++) {
+		w = __atomic_load_n(&mprot_slots[i], __ATOMIC_SEQ_CST);
+		if (!w || addr < w->start || addr >= w->end)
+			continue;
+		bit_set(w->bits, page_index(w, addr));
+		ret = 1;
+		if (!mprotect((void *)(addr & ~(psz - 1)), psz, PROT_READ | PROT_WRITE | w->exec))
+			break;
+		/*
+		 * No VMA left to split off (vm.max_map_count): unprotect the whole range,
+		 * which merges, and count every page written rather than fault forever.
+		 */
+		if (mprotect((void *)w->start, w->end - w->start, PROT_READ | PROT_WRITE | w->exec))
+			ret = -1;
+		else
+			bits_set_range(w->bits, 0, w->npages);
+		break;
+	}
+	__atomic_fetch_sub(&mprot_inflight, 1, __ATOMIC_SEQ_CST);
+	return ret;
+}
+
+/* Run the handler installed before ours as the kernel would have run it. */
+static void mprot_chain(int sig, siginfo_t *si, void *uc)
+{
+	struct sigaction prev = mprot_prev, dfl = { .sa_handler = SIG_DFL };
+	sigset_t old, defer;
+
+	if (!(prev.sa_flags & SA_SIGINFO) &&
+	    (prev.sa_handler == SIG_DFL || prev.sa_handler == SIG_IGN)) {
+		if (prev.sa_handler == SIG_IGN && si->si_code <= 0)
+			return;		/* an ignored kill(SIGSEGV) */
+		/* A real fault re-faults into the default action, a sent signal is re-raised. */
+		sigaction(SIGSEGV, &dfl, NULL);
+		if (si->si_code <= 0)
+			raise(SIGSEGV);
+		return;
+	}
+	/* A one-shot handler: the kernel would have reset it before running it. */
+	if (prev.sa_flags & SA_RESETHAND)
+		mprot_prev = dfl;
+	pthread_sigmask(SIG_BLOCK, &prev.sa_mask, &old);
+	if (prev.sa_flags & SA_NODEFER) {
+		sigemptyset(&defer);
+		sigaddset(&defer, sig);
+		pthread_sigmask(SIG_UNBLOCK, &defer, NULL);
+	}
+	if (prev.sa_flags & SA_SIGINFO)
+		prev.sa_sigaction(sig, si, uc);
+	else
+		prev.sa_handler(sig);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
 
 static void mprot_handler(int sig, siginfo_t *si, void *uc)
 {
 	uintptr_t addr = (uintptr_t)si->si_addr;
-	size_t psz = mmext__page_size();
-	struct mmext_ww *w;
-	int i, saved = errno;
+	int saved = errno, ret = 0;
 
-	__atomic_fetch_add(&mprot_inflight, 1, __ATOMIC_ACQUIRE);
-	for (i = 0; si->si_code == SEGV_ACCERR && i < MPROT_SLOTS; i++) {
-		w = __atomic_load_n(&mprot_slots[i], __ATOMIC_ACQUIRE);
-		if (!w || addr < w->start || addr >= w->end)
-			continue;
-		bit_set(w->bits, page_index(w, addr));
-		mprotect((void *)(addr & ~(psz - 1)), psz, PROT_READ | PROT_WRITE);
-		__atomic_fetch_sub(&mprot_inflight, 1, __ATOMIC_RELEASE);
-		errno = saved;
+	if (si->si_code == SEGV_ACCERR)
+		ret = mprot_record(addr);
+	errno = saved;
+	if (ret > 0) {
+		mprot_retried = 0;
 		return;
 	}
-	__atomic_fetch_sub(&mprot_inflight, 1, __ATOMIC_RELEASE);
-	errno = saved;
-	/* Not ours: behave as if we had never been installed. */
-	if (mprot_prev.sa_flags & SA_SIGINFO) {
-		mprot_prev.sa_sigaction(sig, si, uc);
-	} else if (mprot_prev.sa_handler == SIG_IGN && si->si_code <= 0) {
-		return;		/* an ignored kill(SIGSEGV) */
-	} else if (mprot_prev.sa_handler == SIG_DFL || mprot_prev.sa_handler == SIG_IGN) {
-		/* Restore the default; a real fault re-faults, a sent signal is re-raised. */
-		signal(SIGSEGV, SIG_DFL);
-		if (si->si_code <= 0)
-			raise(SIGSEGV);
-	} else {
-		mprot_prev.sa_handler(sig);
+	/*
+	 * A fault taken before a close made its page writable may reach us after the
+	 * watch left its slot: let the access retry once before passing it on.
+	 */
+	if (!ret && si->si_code == SEGV_ACCERR && mprot_retried != addr) {
+		mprot_retried = addr;
+		return;
 	}
+	mprot_retried = 0;
+	mprot_chain(sig, si, uc);
+}
+
+/* Restore the previous handler when the library is unloaded (dlclose()). */
+__attribute__((destructor)) static void mprot_fini(void)
+{
+	if (mprot_installed)
+		sigaction(SIGSEGV, &mprot_prev, NULL);
+}
+
+/* Whether [start, end) overlaps a watch: its faults could credit only one. */
+static bool mprot_overlaps(uintptr_t start, uintptr_t end)
+{
+	int i;
+
+	for (i = 0; i < MPROT_SLOTS; i++)
+		if (mprot_slots[i] && start < mprot_slots[i]->end && mprot_slots[i]->start < end)
+			return true;
+	return false;
 }
 
 static int mprot_open(struct mmext_ww *w)
 {
-	size_t words = (w->npages + LONG_BITS - 1) / LONG_BITS;
-	unsigned int prot_and;
+	unsigned int prot_and, prot_or;
 	struct sigaction sa;
 	int ret, i;
 
-	ret = mmext__range_mapped(w->start, w->end, &prot_and, NULL);
-	if (ret)
-		return ret;
-	if ((prot_and & (MMEXT_VMA_READ | MMEXT_VMA_WRITE)) != (MMEXT_VMA_READ | MMEXT_VMA_WRITE))
-		return -EINVAL;
-	w->bits = calloc(words, sizeof(*w->bits));
-	if (!w->bits)
-		return -ENOMEM;
 	pthread_mutex_lock(&mprot_lock);
-	ret = -ENOSPC;
-	for (i = 0; i < MPROT_SLOTS; i++) {
-		if (!mprot_slots[i]) {
-			ret = 0;
-			break;
+	ret = mprot_overlaps(w->start, w->end) ? -EBUSY
+					       : mmext__range_mapped(w->start, w->end, &prot_and,
+								     &prot_or);
+	/* Read-write throughout; executable all or nothing, and kept so. */
+	if (!ret && ((prot_and & (MMEXT_VMA_READ | MMEXT_VMA_WRITE)) !=
+		     (MMEXT_VMA_READ | MMEXT_VMA_WRITE) ||
+		     (prot_and & MMEXT_VMA_EXEC) != (prot_or & MMEXT_VMA_EXEC)))
+		ret = -EINVAL;
+	if (!ret) {
+		w->exec = prot_and & MMEXT_VMA_EXEC ? PROT_EXEC : 0;
+		ret = bits_alloc(w);
+	}
+	if (!ret) {
+		ret = -ENOSPC;
+		for (i = 0; i < MPROT_SLOTS; i++) {
+			if (!mprot_slots[i]) {
+				ret = 0;
+				break;
+			}
 		}
 	}
 	if (!ret && !mprot_installed) {
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_sigaction = mprot_handler;
-		sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK | SA_NODEFER;
+		sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
 		sigemptyset(&sa.sa_mask);
 		if (sigaction(SIGSEGV, &sa, &mprot_prev))
 			ret = -errno;
@@ -421,10 +527,10 @@ static int mprot_open(struct mmext_ww *w)
 	}
 	if (!ret) {
 		w->slot = i;
-		__atomic_store_n(&mprot_slots[i], w, __ATOMIC_RELEASE);
-		if (mprotect((void *)w->start, w->end - w->start, PROT_READ)) {
+		__atomic_store_n(&mprot_slots[i], w, __ATOMIC_SEQ_CST);
+		if (mprotect((void *)w->start, w->end - w->start, PROT_READ | w->exec)) {
 			ret = -errno;
-			__atomic_store_n(&mprot_slots[i], NULL, __ATOMIC_RELEASE);
+			__atomic_store_n(&mprot_slots[i], NULL, __ATOMIC_SEQ_CST);
 			w->slot = -1;
 		}
 	}
@@ -436,13 +542,14 @@ static void mprot_close(struct mmext_ww *w)
 {
 	if (w->slot < 0)
 		return;
+	/* Writable before leaving the slot: a fault until then is still recorded. */
+	mprotect((void *)w->start, w->end - w->start, PROT_READ | PROT_WRITE | w->exec);
 	pthread_mutex_lock(&mprot_lock);
-	__atomic_store_n(&mprot_slots[w->slot], NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&mprot_slots[w->slot], NULL, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&mprot_lock);
 	/* A handler that found w before it left the slot may still be using it. */
-	while (__atomic_load_n(&mprot_inflight, __ATOMIC_ACQUIRE))
+	while (__atomic_load_n(&mprot_inflight, __ATOMIC_SEQ_CST))
 		sched_yield();
-	mprotect((void *)w->start, w->end - w->start, PROT_READ | PROT_WRITE);
 	w->slot = -1;
 }
 
@@ -450,11 +557,13 @@ static void mprot_close(struct mmext_ww *w)
  * Re-protect the pages of [first, last) flagged in pick (all when pick is NULL).
  * The bits are cleared before the pages are protected: a write in between is missed,
  * the opposite order could leave a written page writable and unrecorded for good.
+ * When protecting fails the pages stay writable, so they count as written again.
  */
 static int mprot_reset(struct mmext_ww *w, size_t first, size_t last,
 		       const unsigned long *pick)
 {
 	size_t psz = mmext__page_size(), i = first, run = last;
+	int ret;
 
 	while (i < last) {
 		if (pick) {
@@ -464,8 +573,11 @@ static int mprot_reset(struct mmext_ww *w, size_t first, size_t last,
 			run = bits_find(pick, i, last, false);
 		}
 		bits_clear_range(w->bits, i, run);
-		if (mprotect((void *)(w->start + i * psz), (run - i) * psz, PROT_READ))
-			return -errno;
+		if (mprotect((void *)(w->start + i * psz), (run - i) * psz, PROT_READ | w->exec)) {
+			ret = -errno;
+			bits_set_range(w->bits, i, run);
+			return ret;
+		}
 		i = run;
 	}
 	return 0;
@@ -527,7 +639,8 @@ static void ww_teardown(struct mmext_ww *w)
 		close(w->uffd);	/* unregisters the range */
 	if (w->pagemap_fd >= 0)
 		close(w->pagemap_fd);
-	free(w->bits);
+	if (w->bits)
+		munmap(w->bits, bits_bytes(w));
 	w->bits = NULL;
 	w->uffd = w->pagemap_fd = -1;
 }
@@ -574,25 +687,30 @@ MMEXT_API int mmext_ww_open(void *addr, size_t len, const struct mmext_ww_opts *
 	w->end = end;
 	w->npages = (end - w->start) / mmext__page_size();
 	w->uffd = w->pagemap_fd = w->slot = -1;
-	/* A huge page would be reported written as a whole. EINVAL: no THP at all. */
-	if (madvise(addr, end - w->start, MADV_NOHUGEPAGE) && errno != EINVAL) {
-		ret = -errno;
-		free(w);
-		return ret;
-	}
+	w->owner = getpid();
 	if (backend != MMEXT_WW_AUTO) {
 		ret = backend_open(w, backend);
 	} else {
-		/* Fall through the backends while the failure is "cannot serve this". */
-		ret = -EOPNOTSUPP;
-		for (b = MMEXT_WW_PAGEMAP_SCAN; b <= MMEXT_WW_MPROTECT; b++) {
+		/*
+		 * Fall through the kernel backends while the failure is "cannot serve
+		 * this". Never to MPROTECT: a process-wide SIGSEGV handler is for the
+		 * caller to choose.
+		 */
+		for (b = MMEXT_WW_PAGEMAP_SCAN; b <= MMEXT_WW_SOFT_DIRTY; b++) {
 			ret = backend_open(w, b);
 			if (ret != -EOPNOTSUPP && ret != -EPERM && ret != -EACCES &&
 			    ret != -EINVAL && ret != -ENOSYS)
 				break;
 			ww_teardown(w);
+			ret = -EOPNOTSUPP;
 		}
 	}
+	/*
+	 * A huge page would be reported written as a whole (EINVAL: no THP at all).
+	 * Only once armed, so that a failed open leaves the range as it was.
+	 */
+	if (!ret && madvise(addr, end - w->start, MADV_NOHUGEPAGE) && errno != EINVAL)
+		ret = -errno;
 	if (ret) {
 		ww_teardown(w);
 		free(w);
@@ -612,7 +730,9 @@ MMEXT_API void mmext_ww_close(struct mmext_ww *w)
 
 MMEXT_API int mmext_ww_backend(const struct mmext_ww *w)
 {
-	return w ? w->backend : -EINVAL;
+	if (!w)
+		return -EINVAL;
+	return w->owner == getpid() ? w->backend : -ECHILD;
 }
 
 /* [addr, addr + len) page-rounded and inside the watch. */
@@ -638,6 +758,9 @@ MMEXT_API int mmext_ww_get(struct mmext_ww *w, void *addr, size_t len, unsigned 
 
 	if (!w || !count || (!pages && *count))
 		return -EFAULT;
+	/* Another process (a fork child) would read or reset the owner's state. */
+	if (w->owner != getpid())
+		return -ECHILD;
 	if (flags & ~MMEXT_WW_RESET)
 		return -EINVAL;
 	ret = sub_range(w, addr, len, &a, &e);
@@ -669,6 +792,8 @@ MMEXT_API int mmext_ww_reset(struct mmext_ww *w, void *addr, size_t len)
 
 	if (!w)
 		return -EFAULT;
+	if (w->owner != getpid())
+		return -ECHILD;
 	ret = sub_range(w, addr, len, &a, &e);
 	if (ret)
 		return ret;

@@ -109,6 +109,28 @@ static inline pid_t t_dead_pid(void)
 }
 
 /*
+ * The VmFlags line of the VMA containing addr in /proc/self/smaps into buf; 0, or -1
+ * when there is none.
+ */
+static inline int t_vmflags(const void *addr, char *buf, size_t size)
+{
+	unsigned long a = (unsigned long)addr, start, end;
+	FILE *f = fopen("/proc/self/smaps", "r");
+	int in = 0, ret = -1;
+
+	if (!f)
+		return -1;
+	while (ret && fgets(buf, size, f)) {
+		if (sscanf(buf, "%lx-%lx ", &start, &end) == 2 && strchr(buf, ' ') > strchr(buf, '-'))
+			in = start <= a && a < end;
+		else if (in && !strncmp(buf, "VmFlags:", 8))
+			ret = 0;
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
  * An options struct followed by one byte the library does not know, for the
  * "unknown nonzero tail" tests: declare T_OPTS_TAIL(type) var, then set var.tail.
  */

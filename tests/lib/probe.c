@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 
 #include <mmext/uapi.h>
 #include "helpers.h"
@@ -249,6 +250,92 @@ TEST(fork_while_another_thread_probes)
 	ASSERT_NE(0, forks);
 	EXPECT_LT(0, forks);
 	TH_LOG("%d forks", forks < 0 ? -forks : forks);
+}
+
+/* Let only n more fds be opened (the harness runs each test in its own process). */
+static void t_free_fds(struct __test_metadata *_metadata, int n)
+{
+	struct rlimit rl;
+	int lowest = dup(0);
+
+	ASSERT_LE(0, lowest);
+	close(lowest);
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
+	rl.rlim_cur = lowest + n;
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+}
+
+static void t_all_fds(struct __test_metadata *_metadata)
+{
+	struct rlimit rl;
+
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
+	rl.rlim_cur = rl.rlim_max;
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+}
+
+/* Out of fds says nothing about the kernel: the next probe must try again. */
+TEST(transient_errors_are_not_cached)
+{
+	static const int f[] = { MMEXT_FEAT_WRITEWATCH, MMEXT_FEAT_PROCMAP_QUERY };
+	struct mmext_feature_status want[2], st;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, mmext_probe(f[i], &want[i]));
+	mmext_probe_reset();
+	t_free_fds(_metadata, 0);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, mmext_probe(f[i], &st));
+		EXPECT_EQ(0, st.available);
+		EXPECT_EQ(EMFILE, st.reason) TH_LOG("%s", mmext_feature_name(f[i]));
+	}
+	t_all_fds(_metadata);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, mmext_probe(f[i], &st));
+		EXPECT_EQ(want[i].available, st.available) TH_LOG("%s: %s",
+			mmext_feature_name(f[i]), st.detail);
+		EXPECT_EQ(want[i].reason, st.reason);
+	}
+}
+
+/* A maps handle opened with a single free fd must not turn PROCMAP_QUERY off for good. */
+TEST(maps_handle_at_the_fd_limit_leaves_procmap_query_on)
+{
+	struct mmext_maps *m;
+
+	REQUIRE_FEATURE(MMEXT_FEAT_PROCMAP_QUERY);
+	mmext_probe_reset();
+	t_free_fds(_metadata, 1);
+	ASSERT_EQ(0, mmext_maps_open(0, NULL, &m));
+	mmext_maps_close(m);
+	t_all_fds(_metadata);
+	ASSERT_EQ(0, mmext_maps_open(0, NULL, &m));
+	EXPECT_EQ(MMEXT_MAPS_IOCTL, mmext_maps_backend(m));
+	mmext_maps_close(m);
+}
+
+/* A caller built against a later, larger struct gets zeros in the fields we lack. */
+TEST(status_struct_can_grow)
+{
+	struct {
+		struct mmext_feature_status st;
+		unsigned char later[24];
+	} big;
+	struct mmext_feature_status st;
+	size_t i;
+
+	ASSERT_EQ(0, mmext_probe(MMEXT_FEAT_WRITEWATCH, &st));
+	memset(&big, 0xaa, sizeof(big));
+	ASSERT_EQ(0, mmext_probe_status(MMEXT_FEAT_WRITEWATCH, &big.st, sizeof(big)));
+	EXPECT_EQ(st.available, big.st.available);
+	EXPECT_EQ(st.reason, big.st.reason);
+	EXPECT_EQ(st.detail, big.st.detail);
+	for (i = 0; i < sizeof(big.later); i++)
+		EXPECT_EQ(0, big.later[i]) TH_LOG("byte %zu", i);
+	EXPECT_EQ(-EINVAL, mmext_probe_status(MMEXT_FEAT_WRITEWATCH, &big.st, 4));
+	EXPECT_EQ(-EINVAL, mmext_probe_status(MMEXT_FEAT_WRITEWATCH, &big.st, 1 << 20));
+	EXPECT_EQ(0, mmext_probe_status(MMEXT_FEAT_WRITEWATCH, &st, sizeof(st)));
 }
 
 TEST_HARNESS_MAIN

@@ -482,16 +482,20 @@ TEST_F_TIMEOUT(big, prefetch_rewind_close_and_fork, 600)
 	mmext_maps_rewind(m);
 	EXPECT_EQ(n, count_vmas(m));
 
-	/* A child has no read-ahead thread: -ECHILD until it rewinds. */
+	/* The handle is ours, not the child's: -ECHILD there, and close must not hang. */
 	mmext_maps_rewind(m);
 	ASSERT_EQ(1, mmext_maps_next(m, &v));
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (!pid) {
+		alarm(20);
 		if (mmext_maps_next(m, &v) != -ECHILD)
 			_exit(1);
 		mmext_maps_rewind(m);
-		_exit(mmext_maps_next(m, &v) == 1 ? 0 : 2);
+		if (mmext_maps_next(m, &v) != -ECHILD)
+			_exit(2);
+		mmext_maps_close(m);
+		_exit(0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status));
@@ -502,6 +506,70 @@ TEST_F_TIMEOUT(big, prefetch_rewind_close_and_fork, 600)
 	kill(target, SIGKILL);
 	waitpid(target, NULL, 0);
 	munmap(area, PAGES * psz);
+}
+
+/*
+ * A child made without atfork handlers (_Fork(), raw clone) closes a handle whose
+ * read-ahead thread runs in the parent: nothing to join there, so no hang.
+ */
+TEST(prefetching_handle_closes_in_a_fork_child)
+{
+	MMEXT_OPTS(mmext_maps_opts, o, .backend = MMEXT_MAPS_TEXT,
+		   .flags = MMEXT_MAPS_PREFETCH);
+	struct mmext_maps *m;
+	struct mmext_vma v;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, mmext_maps_open(0, &o, &m));
+	ASSERT_EQ(1, mmext_maps_next(m, &v));
+	pid = _Fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		alarm(10);
+		mmext_maps_close(m);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
+	mmext_maps_close(m);
+}
+
+/* A handle for pid 0 is the opener's maps: in a child it must not describe anyone. */
+static int child_uses_own_maps_handle(void *arg)
+{
+	struct mmext_maps *m = arg;
+	struct mmext_vma v;
+	char *mine = t_map(t_psz(), PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS);
+
+	if (!mine)
+		return 9;
+	if (mmext_maps_backend(m) != -ECHILD)
+		return 1;
+	if (mmext_maps_find(m, (uintptr_t)mine, 0, &v) != -ECHILD)
+		return 2;
+	mmext_maps_rewind(m);
+	if (mmext_maps_next(m, &v) != -ECHILD)
+		return 3;
+	mmext_maps_close(m);
+	return 0;
+}
+
+TEST(handle_fails_in_a_child)
+{
+	static const int backends[] = { MMEXT_MAPS_AUTO, MMEXT_MAPS_TEXT, MMEXT_MAPS_IOCTL };
+	struct mmext_maps *m;
+	struct mmext_vma v;
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		m = open_maps(_metadata, 0, backends[i], 0);
+		if (!m)
+			continue;	/* IOCTL without PROCMAP_QUERY */
+		EXPECT_TRUE(t_in_child(child_uses_own_maps_handle, m)) TH_LOG("backend %d", backends[i]);
+		EXPECT_EQ(0, mmext_maps_find(m, (uintptr_t)&v, 0, &v));
+		mmext_maps_close(m);
+	}
 }
 
 /* The GNU build ID of this program, from its own program headers. */

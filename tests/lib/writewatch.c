@@ -6,9 +6,16 @@
  * argument errors.
  */
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#include <mmext/uapi.h>
 
 #include "helpers.h"
 #include "kselftest_harness.h"
@@ -53,7 +60,11 @@ FIXTURE_SETUP(ww)
 	ASSERT_NE(NULL, self->area);
 	/* Populate half before arming: arming must count it clean. */
 	memset(self->area, 1, self->len / 2);
-	ASSERT_EQ(0, open_watch(self->area, self->len, variant->backend, &self->w));
+	if (variant->backend == MMEXT_WW_AUTO &&
+	    open_watch(self->area, self->len, variant->backend, &self->w) == -EOPNOTSUPP)
+		SKIP(return, "no kernel backend for AUTO");
+	if (!self->w)
+		ASSERT_EQ(0, open_watch(self->area, self->len, variant->backend, &self->w));
 }
 
 FIXTURE_TEARDOWN(ww)
@@ -244,23 +255,42 @@ TEST_F(ww, zero_capacity_says_whether_any)
 
 TEST_F(ww, huge_pages_are_turned_off)
 {
-	char line[512], range[64];
-	FILE *f = fopen("/proc/self/smaps", "r");
-	int in = 0, found = 0;
+	char line[512];
 
-	ASSERT_NE(NULL, f);
-	snprintf(range, sizeof(range), "%lx-", (unsigned long)self->area);
-	while (fgets(line, sizeof(line), f)) {
-		if (strchr(line, '-') && strchr(line, ' ') < strchr(line, '-') + 20 &&
-		    line[0] != 'V' && strchr("0123456789abcdef", line[0]))
-			in = !strncmp(line, range, strlen(range));
-		if (in && !strncmp(line, "VmFlags:", 8)) {
-			found = 1;
-			EXPECT_NE(NULL, strstr(line, " nh")) TH_LOG("%s", line);
-		}
-	}
-	fclose(f);
-	EXPECT_TRUE(found);
+	ASSERT_EQ(0, t_vmflags(self->area, line, sizeof(line)));
+	EXPECT_NE(NULL, strstr(line, " nh")) TH_LOG("%s", line);
+}
+
+/*
+ * The watch belongs to the process that opened it. A fork child's calls fail, so
+ * they can neither read nor reset the parent's record; writes on both sides.
+ */
+static int child_uses_parents_watch(void *arg)
+{
+	FIXTURE_DATA(ww) *self = arg;
+	size_t count = NPAGES;
+
+	self->area[2 * self->psz] = 2;		/* the child's own write */
+	if (mmext_ww_get(self->w, self->area, self->len, MMEXT_WW_RESET, self->pages,
+			 &count) != -ECHILD)
+		return 1;
+	if (mmext_ww_reset(self->w, self->area, self->len) != -ECHILD)
+		return 2;
+	if (mmext_ww_backend(self->w) != -ECHILD)
+		return 3;
+	mmext_ww_close(self->w);		/* the child's copy only */
+	self->area[3 * self->psz] = 3;
+	return 0;
+}
+
+TEST_F(ww, handle_fails_in_a_child)
+{
+	self->area[1 * self->psz] = 1;
+	EXPECT_TRUE(t_in_child(child_uses_parents_watch, self));
+	self->area[5 * self->psz] = 1;
+	ASSERT_EQ(2, get(_metadata, self, 0, NPAGES, 0, NPAGES, 0));
+	EXPECT_EQ(1, idx(self, 0));
+	EXPECT_EQ(5, idx(self, 1));
 }
 
 /* Several VMAs of different kinds under one watch. */
@@ -577,6 +607,355 @@ TEST(mprotect_default_action_still_kills)
 	EXPECT_TRUE(WIFSIGNALED(status)) TH_LOG("status %#x", status);
 	if (WIFSIGNALED(status))
 		EXPECT_EQ(SIGSEGV, WTERMSIG(status));
+}
+
+/* Run fn(arg) in a child with an alarm; its wait status. */
+static int t_status_of(int (*fn)(void *), void *arg, unsigned int seconds)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		alarm(seconds);
+		_exit(fn(arg));
+	}
+	return waitpid(pid, &status, 0) == pid ? status : -1;
+}
+
+#define EXPECT_EXIT0(expr) do {						\
+	int __st = (expr);							\
+	EXPECT_TRUE(WIFEXITED(__st) && WEXITSTATUS(__st) == 0)			\
+		TH_LOG("status %#x (signal %d, exit %d)", __st,			\
+		       WIFSIGNALED(__st) ? WTERMSIG(__st) : 0,			\
+		       WIFEXITED(__st) ? WEXITSTATUS(__st) : -1);		\
+} while (0)
+
+/* The automatic choice under a seccomp filter that denies userfaultfd (Docker's). */
+static int auto_without_userfaultfd(void *arg)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_userfaultfd, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, USERFAULTFD_IOC_NEW, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+	size_t psz = t_psz();
+	char *p = t_map(4 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
+	struct sigaction before, sa;
+	struct mmext_ww *w;
+	int ret;
+
+	/* Compared with what was there: sanitizers install a SIGSEGV handler of their own. */
+	if (!p || sigaction(SIGSEGV, NULL, &before) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return 10;
+	mmext_probe_reset();
+	ret = open_watch(p, 4 * psz, MMEXT_WW_AUTO, &w);
+	if (!ret && mmext_ww_backend(w) == MMEXT_WW_MPROTECT)
+		return 1;
+	if (ret && ret != -EOPNOTSUPP)
+		return 2;
+	if (sigaction(SIGSEGV, NULL, &sa) || sa.sa_handler != before.sa_handler)
+		return 3;	/* a handler was installed behind our back */
+	return 0;
+}
+
+TEST(auto_never_installs_a_signal_handler)
+{
+	EXPECT_EXIT0(t_status_of(auto_without_userfaultfd, NULL, 10));
+}
+
+/* A failed open leaves the range as it found it: no MADV_NOHUGEPAGE behind. */
+TEST(failed_open_leaves_huge_pages_alone)
+{
+	size_t psz = t_psz();
+	char *p = t_map(4 * psz, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS);
+	struct mmext_ww *w;
+	char flags[256];
+
+	ASSERT_NE(NULL, p);
+	EXPECT_EQ(-EINVAL, open_watch(p, 4 * psz, MMEXT_WW_MPROTECT, &w));
+	ASSERT_EQ(0, t_vmflags(p, flags, sizeof(flags)));
+	EXPECT_EQ(NULL, strstr(flags, " nh")) TH_LOG("%s", flags);
+	munmap(p, 4 * psz);
+}
+
+struct churn {
+	volatile char *area;
+	size_t len;
+	volatile int stop;
+};
+
+static void *write_all_the_time(void *arg)
+{
+	struct churn *c = arg;
+	size_t i = 0;
+
+	while (!c->stop)
+		c->area[(i++ * 4096) % c->len] = 1;
+	return NULL;
+}
+
+/* Opening and closing watches while another thread writes there: never a crash. */
+static int close_under_writes(void *arg)
+{
+	size_t psz = t_psz();
+	struct churn c = { .len = 64 * psz };
+	struct mmext_ww *w;
+	pthread_t t;
+	int i;
+
+	signal(SIGSEGV, SIG_DFL);
+	c.area = t_map(c.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
+	if (!c.area || pthread_create(&t, NULL, write_all_the_time, &c))
+		return 10;
+	for (i = 0; i < 200; i++) {
+		if (open_watch((void *)c.area, c.len, MMEXT_WW_MPROTECT, &w))
+			return 1;
+		usleep(100);
+		mmext_ww_close(w);
+	}
+	c.stop = 1;
+	pthread_join(t, NULL);
+	return 0;
+}
+
+TEST(mprotect_close_while_another_thread_writes)
+{
+	EXPECT_EXIT0(t_status_of(close_under_writes, NULL, 20));
+}
+
+/* Executable ranges (JIT code) keep PROT_EXEC: running them must not fault forever. */
+static int run_watched_code(void *arg)
+{
+	size_t psz = t_psz(), count = 4;
+	char *p = t_map(4 * psz, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS);
+	struct mmext_ww *w;
+	void *pages[4];
+
+	if (!p)
+		return 10;
+	p[0] = (char)0xc3;	/* x86 ret */
+	if (open_watch(p, 4 * psz, MMEXT_WW_MPROTECT, &w))
+		return 1;
+	((void (*)(void))p)();
+	p[2 * psz] = 1;
+	if (mmext_ww_get(w, p, 4 * psz, 0, pages, &count) || count != 1 || pages[0] != p + 2 * psz)
+		return 2;
+	mmext_ww_close(w);
+	((void (*)(void))p)();
+	return 0;
+}
+
+TEST(mprotect_keeps_executable_ranges_executable)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	EXPECT_EXIT0(t_status_of(run_watched_code, NULL, 10));
+#else
+	SKIP(return, "the code written is x86");
+#endif
+}
+
+/* Use up vm.max_map_count: split VMAs off a fresh mapping until mprotect() says no. */
+static int fill_map_count(void)
+{
+	size_t psz = t_psz(), n = 1 << 17, i;
+	char *p = t_map(n * psz, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+
+	if (!p)
+		return -1;
+	for (i = 1; i < n; i += 2)
+		if (mprotect(p + i * psz, psz, PROT_NONE))
+			return errno == ENOMEM ? 0 : -1;
+	return -1;
+}
+
+/*
+ * An MPROTECT watch of 16 pages, all written (one VMA) when dirty, then the map
+ * count used up: 0 and *pp, *wp, or nonzero.
+ */
+static int watch_at_map_count_limit(char **pp, struct mmext_ww **wp, bool dirty)
+{
+	size_t psz = t_psz();
+
+	*pp = t_map(16 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
+	if (!*pp || open_watch(*pp, 16 * psz, MMEXT_WW_MPROTECT, wp))
+		return 1;
+	if (dirty)
+		memset(*pp, 1, 16 * psz);
+	return fill_map_count() ? 1 : 0;
+}
+
+/* Whether page is among the written pages of the 16-page watch w at p. */
+static bool reported(struct mmext_ww *w, char *p, char *page)
+{
+	size_t count = 16, i;
+	void *pages[16];
+
+	if (mmext_ww_get(w, p, 16 * t_psz(), 0, pages, &count))
+		return false;
+	for (i = 0; i < count; i++)
+		if (pages[i] == page)
+			return true;
+	return false;
+}
+
+/* At the limit the handler cannot split a page off: it must not fault forever. */
+static int write_at_map_count_limit(void *arg)
+{
+	struct mmext_ww *w;
+	char *p;
+
+	if (watch_at_map_count_limit(&p, &w, false))
+		return 10;
+	p[5 * t_psz()] = 1;
+	return reported(w, p, p + 5 * t_psz()) ? 0 : 1;
+}
+
+TEST(mprotect_write_at_map_count_limit)
+{
+	EXPECT_EXIT0(t_status_of(write_at_map_count_limit, NULL, 20));
+}
+
+/* A reset that cannot protect its pages must not forget them. */
+static int reset_at_map_count_limit(void *arg)
+{
+	struct mmext_ww *w;
+	char *p;
+
+	if (watch_at_map_count_limit(&p, &w, true))
+		return 10;
+	if (mmext_ww_reset(w, p + 2 * t_psz(), t_psz()) != -ENOMEM)
+		return 1;
+	p[2 * t_psz()] = 2;
+	return reported(w, p, p + 2 * t_psz()) ? 0 : 3;
+}
+
+TEST(mprotect_failed_reset_loses_nothing)
+{
+	EXPECT_EXIT0(t_status_of(reset_at_map_count_limit, NULL, 20));
+}
+
+/* What the application's one-shot handler saw, shared with the parent. */
+struct oneshot {
+	int calls, usr1_blocked, segv_blocked;
+};
+
+static struct oneshot *seen;
+
+static void oneshot_handler(int sig)
+{
+	sigset_t now;
+
+	pthread_sigmask(SIG_SETMASK, NULL, &now);
+	seen->calls++;
+	seen->usr1_blocked = sigismember(&now, SIGUSR1);
+	seen->segv_blocked = sigismember(&now, SIGSEGV);
+}
+
+static int crash_into_oneshot_handler(void *arg)
+{
+	struct sigaction sa = { .sa_handler = oneshot_handler, .sa_flags = SA_RESETHAND };
+	size_t psz = t_psz();
+	char *p = t_map(psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
+	char *none = t_map(psz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS);
+	struct mmext_ww *w;
+
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGUSR1);
+	if (!p || !none || sigaction(SIGSEGV, &sa, NULL) ||
+	    open_watch(p, psz, MMEXT_WW_MPROTECT, &w))
+		return 10;
+	p[0] = 1;				/* ours */
+	((volatile char *)none)[0] = 1;		/* not ours: once to the handler, then death */
+	return 1;
+}
+
+/* The chained handler runs with its own flags and mask, as the kernel would run it. */
+TEST(mprotect_chaining_honours_resethand_and_mask)
+{
+	int status;
+
+	seen = mmap(NULL, sizeof(*seen), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, seen);
+	status = t_status_of(crash_into_oneshot_handler, NULL, 10);
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV)
+		TH_LOG("status %#x", status);
+	EXPECT_EQ(1, seen->calls);
+	EXPECT_TRUE(seen->usr1_blocked);
+	EXPECT_TRUE(seen->segv_blocked);
+	munmap(seen, sizeof(*seen));
+}
+
+/* A write in two overlapping watches could be credited to one only: refused. */
+TEST(mprotect_overlapping_watches_are_refused)
+{
+	size_t psz = t_psz();
+	char *p = t_map(12 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
+	struct mmext_ww *a, *b = NULL;
+
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, open_watch(p, 8 * psz, MMEXT_WW_MPROTECT, &a));
+	memset(p, 1, 8 * psz);		/* writable again, as a range to watch must be */
+	EXPECT_EQ(-EBUSY, open_watch(p + 4 * psz, 8 * psz, MMEXT_WW_MPROTECT, &b));
+	mmext_ww_close(b);
+	ASSERT_EQ(0, open_watch(p + 8 * psz, 4 * psz, MMEXT_WW_MPROTECT, &b));
+	mmext_ww_close(a);
+	mmext_ww_close(b);
+	munmap(p, 12 * psz);
+}
+
+/* The VMA of a small malloc() block: [heap] unless a sanitizer's allocator serves it. */
+static int malloc_vma(volatile char *x, struct mmext_vma *v)
+{
+	struct mmext_maps *m;
+	int ret;
+
+	if (!x || mmext_maps_open(0, NULL, &m))
+		return -1;
+	ret = mmext_maps_find(m, (uintptr_t)x, 0, v);
+	mmext_maps_close(m);
+	return ret;
+}
+
+/* Watching [heap]: the library's own record must not live there. */
+static int watch_the_heap(void *arg)
+{
+	volatile char *x = malloc(64);
+	struct mmext_vma v;
+	struct mmext_ww *w;
+	void *pages[8];
+	size_t count = 8;
+
+	if (malloc_vma(x, &v) || v.kind != MMEXT_VMA_HEAP)
+		return 10;
+	if (open_watch((void *)(uintptr_t)v.start, v.end - v.start, MMEXT_WW_MPROTECT, &w))
+		return 1;
+	x[0] = 1;
+	if (mmext_ww_get(w, (void *)(uintptr_t)v.start, v.end - v.start, 0, pages, &count) < 0 ||
+	    !count)
+		return 2;
+	mmext_ww_close(w);
+	return 0;
+}
+
+TEST(mprotect_heap_can_be_watched)
+{
+	char *x = malloc(64);
+	struct mmext_vma v;
+
+	ASSERT_EQ(0, malloc_vma(x, &v));
+	free(x);
+	if (v.kind != MMEXT_VMA_HEAP)
+		SKIP(return, "malloc() does not use [heap] here (a sanitizer's allocator)");
+	EXPECT_EXIT0(t_status_of(watch_the_heap, NULL, 10));
 }
 
 TEST_HARNESS_MAIN

@@ -11,7 +11,11 @@
  *   pointer means all defaults. A struct larger than the library knows is accepted
  *   only if its unknown tail is all zero bytes; otherwise the call fails with -E2BIG
  *   (as the kernel's copy_struct_from_user() does). sz smaller than sizeof(size_t)
- *   is -EINVAL.
+ *   is -EINVAL, sz larger than MMEXT_OPTS_MAX is -E2BIG (the library reads no more).
+ * - A handle (struct mmext_ww, mmext_maps, mmext_pattern) belongs to the process that
+ *   opened it. In another process, such as a fork() child, every call on it fails
+ *   with -ECHILD (functions returning a pointer or size return NULL or 0), except the
+ *   one that closes it, which releases it in that process alone.
  * - Address ranges: the start must be page aligned; a length that is not a multiple
  *   of the page size is rounded up as madvise(2) does; a zero length or a range that
  *   wraps past the end of the address space is -EINVAL.
@@ -43,9 +47,12 @@ extern "C" {
 		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };\
 	})
 
+/* The largest options struct (sz) the library accepts. */
+#define MMEXT_OPTS_MAX	4096
+
 /* Version of the library the header belongs to. */
 #define MMEXT_VERSION_MAJOR 0
-#define MMEXT_VERSION_MINOR 1
+#define MMEXT_VERSION_MINOR 2
 
 /* "MAJOR.MINOR" of the library actually loaded. Thread-safe, static string. */
 MMEXT_API const char *mmext_version(void);

@@ -32,10 +32,17 @@
  *           - one VMA per tile: len / (tile_pages * page size) VMAs, counted against
  *             vm.max_map_count (65530 by default): larger tiles, fewer VMAs;
  *           - maps shows the tiles as /memfd:mmext-pattern (deleted);
- *           - munmap() of part of the range is fine; mremap() keeps the semantics.
+ *           - munmap() of part of the range is fine; mremap() keeps the semantics;
+ *           - mapped with MAP_NORESERVE: clean pages are not counted as committed
+ *             memory (Committed_AS); a written page is allocated when written,
+ *             as for anonymous memory under overcommit.
  *
  * All functions are thread-safe (each works on its own mapping; the fd cache has a
  * lock, kept consistent across fork() by pthread_atfork()) and use no signals.
+ * A handle belongs to the process that mapped it: in a fork() child the memory is
+ * inherited as any private mapping, but calls on the handle fail with -ECHILD
+ * (mmext_pattern_addr() returns NULL, mmext_pattern_len() 0); the child's
+ * mmext_pattern_unmap() unmaps the child's copy and frees the handle.
  */
 #ifndef MMEXT_PATTERN_H
 #define MMEXT_PATTERN_H
@@ -58,6 +65,7 @@ struct mmext_pattern_opts {
 	uint32_t prot;		/* PROT_* for the mapping; 0 means PROT_READ|PROT_WRITE */
 	uint64_t tile_pages;	/* EMULATED: pages per tile; 0 means 512 */
 	uint32_t flags;		/* MMEXT_PATTERN_NOCACHE */
+	uint32_t __reserved;	/* must be 0; keeps the struct free of padding */
 };
 
 /* KERNEL: a reference page for this mapping alone, not kept (see above). */
@@ -69,7 +77,8 @@ struct mmext_pattern;
  * Map len bytes (rounded up to pages) whose clean contents repeat the pattern_len
  * bytes at pattern. pattern_len must be a power of two no larger than the page size.
  * Returns 0 and *out, or:
- *  -EINVAL      bad pattern_len, zero len, bad prot/backend/tile_pages/flags
+ *  -EINVAL      bad pattern_len, zero len, bad prot/backend/tile_pages/flags,
+ *               nonzero __reserved
  *  -E2BIG       unknown nonzero options
  *  -EFAULT      NULL pattern or out
  *  -EOPNOTSUPP  forced KERNEL backend (not available on this kernel)
@@ -86,12 +95,13 @@ MMEXT_API void mmext_pattern_unmap(struct mmext_pattern *p);
 MMEXT_API void *mmext_pattern_addr(const struct mmext_pattern *p);
 MMEXT_API size_t mmext_pattern_len(const struct mmext_pattern *p);
 
-/* MMEXT_PATTERN_KERNEL or MMEXT_PATTERN_EMULATED. */
+/* MMEXT_PATTERN_KERNEL or MMEXT_PATTERN_EMULATED; -EINVAL for NULL, -ECHILD. */
 MMEXT_API int mmext_pattern_backend(const struct mmext_pattern *p);
 
 /*
  * Return [addr, addr + len) (inside the mapping) to the pattern: MADV_DONTNEED.
- * Returns 0 or -EINVAL for a range outside the mapping or unaligned.
+ * Returns 0, -EINVAL for a range outside the mapping or unaligned, -EFAULT for a
+ * NULL p, or -ECHILD in a process other than the one that mapped it.
  */
 MMEXT_API int mmext_pattern_reset(struct mmext_pattern *p, void *addr, size_t len);
 

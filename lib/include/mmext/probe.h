@@ -43,6 +43,10 @@ enum mmext_feature {
 	MMEXT_FEAT__COUNT
 };
 
+/*
+ * May grow at the end in later versions: mmext_probe_status() says how large the
+ * caller's struct is; mmext_probe() fills only the three fields below.
+ */
 struct mmext_feature_status {
 	int available;		/* 1 when the kernel provides the feature */
 	/*
@@ -53,7 +57,9 @@ struct mmext_feature_status {
 	 * EINVAL  the kernel rejects the request (too old, or configured out)
 	 * EOPNOTSUPP  the kernel accepts the request but the feature is compiled out
 	 * EPERM/EACCES  present, but this process may not use it
-	 * other   whatever the probing call failed with (e.g. ENOMEM)
+	 * other   whatever the probing call failed with (e.g. ENOMEM); EMFILE,
+	 *         ENFILE, ENOMEM, EAGAIN and EINTR are not cached: the next call
+	 *         probes again
 	 */
 	int reason;
 	const char *detail;	/* static, human-readable; never NULL */
@@ -62,10 +68,19 @@ struct mmext_feature_status {
 /*
  * Fill *st for feature f. Returns 0, or -EINVAL for an unknown feature or NULL st.
  * The first call per feature probes the kernel (a few system calls, a page mapped
- * and unmapped); later calls return the cached answer. Thread-safe. Probing
- * touches no signal state and does not change errno's documented meaning.
+ * and unmapped); later calls return the cached answer, unless the probe failed for
+ * lack of fds or memory or was interrupted. Thread-safe. Probing touches no signal
+ * state and does not change errno's documented meaning.
  */
 MMEXT_API int mmext_probe(enum mmext_feature f, struct mmext_feature_status *st);
+
+/*
+ * The same for a struct of size bytes (pass sizeof(*st)): fields this library does
+ * not know are set to zero. -EINVAL also for a size smaller than libmmext 0.1's
+ * struct or larger than MMEXT_OPTS_MAX.
+ */
+MMEXT_API int mmext_probe_status(enum mmext_feature f, struct mmext_feature_status *st,
+				 size_t size);
 
 /* Short stable identifier ("anon_name", "refpage", ...) or NULL if f is unknown. */
 MMEXT_API const char *mmext_feature_name(enum mmext_feature f);

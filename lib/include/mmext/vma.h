@@ -12,6 +12,9 @@
  * and stay valid until the next call on it. Reading another process's maps needs
  * the same permission as opening /proc/PID/maps (PTRACE_MODE_READ): -EACCES or
  * -EPERM otherwise, -ESRCH when there is no such process. No signals are used.
+ * A handle belongs to the process that opened it (pid 0 means that process, not
+ * whoever calls later): in another process every call fails with -ECHILD, and
+ * mmext_maps_close() only frees the handle there.
  *
  * Like the file itself, a listing of a process that changes meanwhile may show a
  * VMA twice or show a state between two changes; it never invents a VMA.
@@ -83,8 +86,8 @@ enum mmext_maps_backend {
  * a third faster on processes with tens of thousands of VMAs, a thread start (tens of
  * microseconds) slower on small ones. The thread runs from the first mmext_maps_next()
  * until the end of the listing, mmext_maps_rewind() or mmext_maps_close(), blocks all
- * signals, and is not inherited by fork(): in a child, a listing that was under way
- * fails with -ECHILD until mmext_maps_rewind().
+ * signals, and is not inherited by fork(); a child's mmext_maps_close() does not
+ * wait for it.
  */
 #define MMEXT_MAPS_PREFETCH	0x2
 
@@ -108,7 +111,10 @@ MMEXT_API int mmext_maps_open(pid_t pid, const struct mmext_maps_opts *opts,
 /* Release a handle; NULL is allowed. */
 MMEXT_API void mmext_maps_close(struct mmext_maps *m);
 
-/* The backend the handle uses for lookups (MMEXT_MAPS_TEXT or MMEXT_MAPS_IOCTL). */
+/*
+ * The backend the handle uses for lookups (MMEXT_MAPS_TEXT or MMEXT_MAPS_IOCTL),
+ * -EINVAL for NULL, -ECHILD in another process.
+ */
 MMEXT_API int mmext_maps_backend(const struct mmext_maps *m);
 
 /* mmext_maps_find() flags */
@@ -118,7 +124,8 @@ MMEXT_API int mmext_maps_backend(const struct mmext_maps *m);
 /*
  * Find the VMA containing addr (or with MMEXT_FIND_NEXT the first one above it).
  * Returns 0 and fills *vma, -ENOENT when there is none, -EINVAL for unknown flags,
- * -ESRCH when the process has exited, or another -errno.
+ * -ESRCH when the process has exited, -ECHILD in another process than the opener,
+ * or another -errno.
  */
 MMEXT_API int mmext_maps_find(struct mmext_maps *m, uint64_t addr, unsigned int flags,
 			      struct mmext_vma *vma);
