@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -58,6 +59,9 @@ struct mmext_maps {
 	bool iter_done;
 	char *name;		/* ioctl names */
 	size_t name_cap;
+	int gate;		/* 0 not looked for yet, 1 none, 2 gate_start..gate_end */
+	uint64_t gate_start, gate_end;
+	uint32_t gate_prot;
 	unsigned char build_id[BUILD_ID_MAX];
 };
 
@@ -254,6 +258,31 @@ static int open_maps_fd(pid_t pid)
 }
 
 /*
+ * The text shows a newline in a path as \012 and escapes nothing else (not even a
+ * backslash); PROCMAP_QUERY gives the bytes. Undo it in place, so that both backends
+ * give one name. raw_len runs to the end of the line: " (deleted)" is classified again.
+ */
+static void unescape_name(char *name, size_t raw_len, struct mmext_vma *vma)
+{
+	char *in = memchr(name, '\\', vma->name_len), *out, *end = name + raw_len;
+
+	if (!in)
+		return;
+	if (end[-1] == '\n')
+		end--;
+	for (out = in; in < end; in++) {
+		if (end - in >= 4 && !memcmp(in, "\\012", 4)) {
+			*out++ = '\n';
+			in += 3;
+		} else {
+			*out++ = *in;
+		}
+	}
+	vma->name_len = out - name;
+	mmext__vma_classify(vma);
+}
+
+/*
  * The next VMA of the text, its name NUL-terminated in place: 1, 0 at the end, or
  * -errno. Lines are found and parsed in one pass over the buffer.
  */
@@ -292,9 +321,44 @@ static int text_next(struct mmext_maps *m, struct text_cursor *c, struct mmext_v
 		if (ret)
 			return ret;
 	}
+	unescape_name(line + (vma->name - line), (c->buf + c->pos) - vma->name, vma);
 	/* cap > len always leaves room after a last line. */
 	line[vma->name - line + vma->name_len] = '\0';
 	return 1;
+}
+
+#define PF_KTHREAD	0x00200000	/* include/linux/sched.h */
+
+/*
+ * Whether the address space the handle reads is gone: kernel threads and zombies have
+ * none, and a process that exits or execs while being read loses its own. The text then
+ * just ends early, so an empty or short listing cannot tell. PROCMAP_QUERY says so
+ * exactly (-ESRCH); without it /proc/PID/stat tells zombies and kernel threads apart
+ * (an exec mid-read goes unnoticed there).
+ */
+static bool mm_gone(const struct mmext_maps *m)
+{
+	char path[64], buf[512], *p, state;
+	unsigned int flags;
+	ssize_t n;
+
+	if (m->have_ioctl) {
+		struct procmap_query q = {
+			.size = sizeof(q),
+			.query_flags = PROCMAP_QUERY_COVERING_OR_NEXT_VMA,
+		};
+
+		return ioctl(m->fd, PROCMAP_QUERY, &q) && errno == ESRCH;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)m->pid);
+	n = mmext__read_file(path, buf, sizeof(buf));
+	if (n == -ENOENT)
+		return true;
+	/* "PID (COMM) STATE PPID PGRP SESSION TTY TPGID FLAGS ...": COMM may hold ')'. */
+	p = n > 0 ? strrchr(buf, ')') : NULL;
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %u", &state, &flags) != 2)
+		return false;
+	return state == 'Z' || state == 'X' || flags & PF_KTHREAD;
 }
 
 static int ioctl_query(struct mmext_maps *m, uint64_t addr, uint64_t qflags, bool build_id,
@@ -389,6 +453,11 @@ MMEXT_API int mmext_maps_open(pid_t pid, const struct mmext_maps_opts *opts,
 		free(m);
 		return -EOPNOTSUPP;
 	}
+	if (mm_gone(m)) {
+		close(m->fd);
+		free(m);
+		return -ESRCH;
+	}
 	m->find_backend = backend == MMEXT_MAPS_TEXT || !m->have_ioctl ? MMEXT_MAPS_TEXT
 								   : MMEXT_MAPS_IOCTL;
 	m->list_backend = backend == MMEXT_MAPS_IOCTL ? MMEXT_MAPS_IOCTL : MMEXT_MAPS_TEXT;
@@ -434,6 +503,47 @@ static void add_build_id(struct mmext_maps *m, struct mmext_vma *vma)
 	}
 }
 
+/*
+ * PROCMAP_QUERY walks the mm's VMA tree; the [vsyscall] page of x86_64 is a gate area
+ * outside it, above every VMA, that only the text shows. Where the ioctl finds nothing,
+ * the gate may still be there: looked up in the text once per handle. 0 and *vma for a
+ * gate at or (with MMEXT_FIND_NEXT) above addr, -ENOENT, or -errno.
+ */
+static int find_gate(struct mmext_maps *m, uint64_t addr, unsigned int flags,
+		     struct mmext_vma *vma)
+{
+	struct mmext_vma v;
+	bool any = false;
+	int ret;
+
+	if (!m->gate) {
+		cursor_reset(&m->find);
+		while ((ret = text_next(m, &m->find, &v)) > 0)
+			any = true;
+		if (ret < 0)
+			return ret;
+		/* v still holds the last line: the gate comes last. */
+		m->gate = 1;
+		if (any && v.kind == MMEXT_VMA_VSYSCALL) {
+			m->gate = 2;
+			m->gate_start = v.start;
+			m->gate_end = v.end;
+			m->gate_prot = v.prot;
+		}
+	}
+	if (m->gate != 2 || flags & MMEXT_FIND_FILE || m->gate_end <= addr ||
+	    (m->gate_start > addr && !(flags & MMEXT_FIND_NEXT)))
+		return -ENOENT;
+	memset(vma, 0, sizeof(*vma));
+	vma->start = m->gate_start;
+	vma->end = m->gate_end;
+	vma->prot = m->gate_prot;
+	vma->name = "[vsyscall]";
+	vma->name_len = strlen(vma->name);
+	mmext__vma_classify(vma);
+	return 0;
+}
+
 MMEXT_API int mmext_maps_find(struct mmext_maps *m, uint64_t addr, unsigned int flags,
 			      struct mmext_vma *vma)
 {
@@ -453,7 +563,8 @@ MMEXT_API int mmext_maps_find(struct mmext_maps *m, uint64_t addr, unsigned int 
 			q |= PROCMAP_QUERY_COVERING_OR_NEXT_VMA;
 		if (flags & MMEXT_FIND_FILE)
 			q |= PROCMAP_QUERY_FILE_BACKED_VMA;
-		return ioctl_query(m, addr, q, m->flags & MMEXT_MAPS_BUILD_ID, vma);
+		ret = ioctl_query(m, addr, q, m->flags & MMEXT_MAPS_BUILD_ID, vma);
+		return ret == -ENOENT ? find_gate(m, addr, flags, vma) : ret;
 	}
 	cursor_reset(&m->find);
 	while ((ret = text_next(m, &m->find, &v)) > 0) {
@@ -467,6 +578,8 @@ MMEXT_API int mmext_maps_find(struct mmext_maps *m, uint64_t addr, unsigned int 
 		*vma = v;
 		return 0;
 	}
+	if (!ret && mm_gone(m))
+		return -ESRCH;
 	return ret < 0 ? ret : -ENOENT;
 }
 
@@ -486,12 +599,17 @@ MMEXT_API int mmext_maps_next(struct mmext_maps *m, struct mmext_vma *vma)
 		ret = text_next(m, &m->iter, vma);
 		if (ret > 0)
 			add_build_id(m, vma);
+		/* The text of an address space that went away ends early but cleanly. */
+		if (!ret && mm_gone(m))
+			return -ESRCH;
 		return ret;
 	}
 	if (m->iter_done)
 		return 0;
 	ret = ioctl_query(m, m->iter_addr, PROCMAP_QUERY_COVERING_OR_NEXT_VMA,
 			  m->flags & MMEXT_MAPS_BUILD_ID, vma);
+	if (ret == -ENOENT)
+		ret = find_gate(m, m->iter_addr, MMEXT_FIND_NEXT, vma);
 	if (ret == -ENOENT) {
 		m->iter_done = true;
 		return 0;

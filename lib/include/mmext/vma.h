@@ -11,13 +11,17 @@
  * A handle is not thread-safe: use one per thread. Results point into the handle
  * and stay valid until the next call on it. Reading another process's maps needs
  * the same permission as opening /proc/PID/maps (PTRACE_MODE_READ): -EACCES or
- * -EPERM otherwise, -ESRCH when there is no such process. No signals are used.
+ * -EPERM otherwise, -ESRCH when there is no such process or it has no address
+ * space (kernel threads, zombies, an exit or exec while being read: the text then
+ * just ends early, so reaching its end checks). No signals are used.
  * A handle belongs to the process that opened it (pid 0 means that process, not
  * whoever calls later): in another process every call fails with -ECHILD, and
  * mmext_maps_close() only frees the handle there.
  *
  * Like the file itself, a listing of a process that changes meanwhile may show a
- * VMA twice or show a state between two changes; it never invents a VMA.
+ * VMA twice or show a state between two changes; it never invents a VMA. Both
+ * backends give the same VMAs and names: the [vsyscall] gate, which PROCMAP_QUERY
+ * does not see, comes from the text, and the text's \012 for a newline is undone.
  */
 #ifndef MMEXT_VMA_H
 #define MMEXT_VMA_H
