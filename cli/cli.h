@@ -33,8 +33,27 @@ int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(print
 int cli_bad_opt(const char *cmd, int c, char **argv);
 /* "mmext CMD: MESSAGE: strerror(err)" on stderr; returns EXIT_RUNTIME. */
 int cli_fail(const char *cmd, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* The message for a pid-related -errno from the library, worded for users. */
-const char *cli_pid_error(int err);
+/*
+ * The failure of a library call on pid's maps (0: self), worded for users:
+ * "mmext CMD: PID: MESSAGE" on stderr; returns EXIT_RUNTIME.
+ */
+int cli_pid_fail(const char *cmd, pid_t pid, int err);
+
+/* Longest part of an argument echoed in a message; longer ones end in "...". */
+#define CLI_ARG_MAX	64
+/*
+ * s quoted for a message: control bytes, non-ASCII bytes and backslashes as \ooo,
+ * cut after CLI_ARG_MAX bytes. Points to one of two static buffers.
+ */
+const char *cli_arg(const char *s);
+
+/*
+ * A JSON document reaches stdout only whole: cli_doc_open() gives the stream to
+ * build it in (NULL when out of memory), cli_doc_close() writes it when ok and
+ * frees it; EXIT_OK, or EXIT_RUNTIME when !ok or the document could not be built.
+ */
+FILE *cli_doc_open(void);
+int cli_doc_close(FILE *doc, int ok);
 
 /* Decimal pid > 0, or "self" (0: the library's calling process). 0 or -EINVAL. */
 int cli_parse_pid(const char *s, pid_t *pid);
@@ -51,8 +70,10 @@ void cli_perms(const struct mmext_vma *vma, char buf[5]);
 const char *cli_kind_name(uint32_t kind);
 /* Write name with control bytes and backslashes as \ooo, so one VMA stays one line. */
 void cli_put_name(FILE *f, const char *name, size_t len);
-/* Write a JSON string literal (quotes included). */
+/* Write a JSON string literal (quotes included); bytes that are not UTF-8 as U+FFFD. */
 void cli_put_json_str(FILE *f, const char *s, size_t len);
+/* "key":"s", and when s is not UTF-8 also "key_hex":"its bytes in hex". */
+void cli_put_json_name(FILE *f, const char *key, const char *s, size_t len);
 /* The common JSON members of one VMA, without braces: "start":..,"end":..,... */
 void cli_put_json_vma(FILE *f, const struct mmext_vma *vma);
 /* The text columns "START-END" as /proc/PID/maps prints them, padded to width. */

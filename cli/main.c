@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* mmext: command-line front end of libmmext. Dispatches to one file per subcommand. */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,7 +25,20 @@ static void usage(FILE *f)
 		   "1 runtime error (no such process, permission denied, ...), 2 usage error.\n");
 }
 
-int main(int argc, char **argv)
+/* What went to stdout must have arrived: a full disk or a closed pipe is a failure. */
+static int close_stdout(int rc)
+{
+	int err = fflush(stdout) ? errno : ferror(stdout) ? EIO : 0;
+
+	if (!err && fclose(stdout))
+		err = errno;
+	if (!err || rc != EXIT_OK)
+		return rc;
+	fprintf(stderr, "mmext: writing output: %s\n", strerror(err));
+	return EXIT_RUNTIME;
+}
+
+static int run(int argc, char **argv)
 {
 	size_t i;
 
@@ -40,6 +55,13 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], cmds[i].name))
 			return cmds[i].run(argc - 1, argv + 1);
 	if (argv[1][0] == '-')
-		return cli_usage(NULL, "unknown option '%s'", argv[1]);
-	return cli_usage(NULL, "unknown command '%s'", argv[1]);
+		return cli_usage(NULL, "unknown option %s", cli_arg(argv[1]));
+	return cli_usage(NULL, "unknown command %s", cli_arg(argv[1]));
+}
+
+int main(int argc, char **argv)
+{
+	/* EPIPE, then exit 1 like any other write error, rather than death by signal. */
+	signal(SIGPIPE, SIG_IGN);
+	return close_stdout(run(argc, argv));
 }

@@ -47,12 +47,13 @@ struct maps_state {
 	size_t nrows, cap;
 	char *out;		/* OUT_CAP bytes of text rows not yet on stdout */
 	size_t outlen;
+	FILE *f;		/* stdout, or for JSON the whole document until it is done */
 };
 
 static void out_flush(struct maps_state *s)
 {
 	if (s->outlen)
-		fwrite_unlocked(s->out, 1, s->outlen, stdout);
+		fwrite_unlocked(s->out, 1, s->outlen, s->f);
 	s->outlen = 0;
 }
 
@@ -186,8 +187,8 @@ static void put_row_text(struct maps_state *s, const struct mmext_vma *v, const 
 		memcpy(p, "[anon]", 6);
 		p += 6;
 	} else if (big) {
-		fwrite_unlocked(start, 1, p - start, stdout);
-		cli_put_name(stdout, v->name, v->name_len);
+		fwrite_unlocked(start, 1, p - start, s->f);
+		cli_put_name(s->f, v->name, v->name_len);
 		p = start;
 	} else {
 		p = put_name(p, v->name, v->name_len);
@@ -203,7 +204,7 @@ static void put_row_text(struct maps_state *s, const struct mmext_vma *v, const 
 static void put_rss_json(const struct maps_state *s, const struct row *r)
 {
 	if (s->rss)
-		printf(",\"rss\":%" PRIu64 ",\"pss\":%" PRIu64 ",\"swap\":%" PRIu64,
+		fprintf(s->f, ",\"rss\":%" PRIu64 ",\"pss\":%" PRIu64 ",\"swap\":%" PRIu64,
 		       r->rss, r->pss, r->swap);
 }
 
@@ -224,10 +225,10 @@ static int add_row(struct maps_state *s, const struct mmext_vma *v, uint64_t rss
 		r.pss = pss;
 		r.swap = swap;
 		if (s->json) {
-			fputs(s->nvmas > 1 ? ",{" : "{", stdout);
-			cli_put_json_vma(stdout, v);
+			fputs(s->nvmas > 1 ? ",{" : "{", s->f);
+			cli_put_json_vma(s->f, v);
 			put_rss_json(s, &r);
-			putchar('}');
+			fputc('}', s->f);
 		} else {
 			put_row_text(s, v, &r);
 		}
@@ -301,11 +302,11 @@ static void put_groups(struct maps_state *s)
 
 		r->v.name = r->name;
 		if (s->json) {
-			printf("%s{\"name\":", i ? "," : "");
-			cli_put_json_str(stdout, r->name, r->v.name_len);
-			printf(",\"count\":%lu,\"size\":%" PRIu64, r->count, r->v.end);
+			fputs(i ? ",{" : "{", s->f);
+			cli_put_json_name(s->f, "name", r->name, r->v.name_len);
+			fprintf(s->f, ",\"count\":%lu,\"size\":%" PRIu64, r->count, r->v.end);
 			put_rss_json(s, r);
-			putchar('}');
+			fputc('}', s->f);
 		} else {
 			put_row_text(s, &r->v, r);
 		}
@@ -399,6 +400,15 @@ static int list_smaps(struct maps_state *s)
 	return ret;
 }
 
+/* -ESRCH when the address space went away during a listing that did not notice. */
+static int still_there(struct mmext_maps *m)
+{
+	struct mmext_vma v;
+	int ret = mmext_maps_find(m, 0, MMEXT_FIND_NEXT, &v);
+
+	return ret == -ESRCH ? ret : 0;
+}
+
 int cmd_maps(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -423,8 +433,8 @@ int cmd_maps(int argc, char **argv)
 		case 'j': s.json = 1; break;
 		case 'b':
 			if (cli_parse_maps_backend(optarg, &mo.backend))
-				return cli_usage("maps", "bad backend '%s' (auto, text, ioctl)",
-						 optarg);
+				return cli_usage("maps", "bad backend %s (auto, text, ioctl)",
+						 cli_arg(optarg));
 			break;
 		case 'h': fputs(usage_text, stdout); return EXIT_OK;
 		default: return cli_bad_opt("maps", c, argv);
@@ -433,21 +443,26 @@ int cmd_maps(int argc, char **argv)
 	if (optind == argc)
 		return cli_usage("maps", "missing PID");
 	if (optind + 1 < argc)
-		return cli_usage("maps", "unexpected argument '%s'", argv[optind + 1]);
+		return cli_usage("maps", "unexpected argument %s", cli_arg(argv[optind + 1]));
 	if (cli_parse_pid(argv[optind], &s.pid))
-		return cli_usage("maps", "bad PID '%s'", argv[optind]);
+		return cli_usage("maps", "bad PID %s", cli_arg(argv[optind]));
 
 	/* Opening checks the pid and the permission before anything is printed. */
 	ret = mmext_maps_open(s.pid, &mo, &m);
 	if (ret == -EOPNOTSUPP)
 		return cli_fail("maps", 0, "the ioctl backend needs PROCMAP_QUERY (Linux 6.11+)");
 	if (ret)
-		return cli_fail("maps", 0, "%s: %s", argv[optind], cli_pid_error(ret));
+		return cli_pid_fail("maps", s.pid, ret);
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
 	s.out = out;
+	s.f = s.json ? cli_doc_open() : stdout;
+	if (!s.f) {
+		mmext_maps_close(m);
+		return cli_fail("maps", -ENOMEM, "allocating");
+	}
 	if (s.json)
-		printf("{\"pid\":%d,\"%s\":[", s.pid ? (int)s.pid : (int)getpid(),
-		       s.group ? "groups" : "vmas");
+		fprintf(s.f, "{\"pid\":%d,\"%s\":[", s.pid ? (int)s.pid : (int)getpid(),
+			s.group ? "groups" : "vmas");
 	else if (s.group)
 		printf("%9s%s %6s NAME\n", "KB", s.rss ? "      RSS      PSS     SWAP" : "",
 		       "COUNT");
@@ -455,31 +470,36 @@ int cmd_maps(int argc, char **argv)
 		printf("%-25s %9s%s PERM NAME\n", "ADDRESS", "KB",
 		       s.rss ? "      RSS      PSS     SWAP" : "");
 	ret = s.rss ? list_smaps(&s) : list_maps(&s, m);
+	/* smaps, like maps, just ends early when the address space goes away. */
+	if (!ret && s.rss)
+		ret = still_there(m);
 	mmext_maps_close(m);
 	if (!ret && s.group)
 		put_groups(&s);
 	out_flush(&s);
 	free(s.rows);
 	if (ret) {
-		fflush(stdout);
-		return cli_fail("maps", 0, "%s: %s", argv[optind], cli_pid_error(ret));
+		if (s.json)
+			cli_doc_close(s.f, 0);
+		return cli_pid_fail("maps", s.pid, ret);
 	}
 	if (s.json) {
-		printf("],\"total\":{\"vmas\":%lu,\"size\":%" PRIu64, s.nvmas, s.total.v.end);
+		fprintf(s.f, "],\"total\":{\"vmas\":%lu,\"size\":%" PRIu64, s.nvmas,
+			s.total.v.end);
 		put_rss_json(&s, &s.total);
-		puts("}}");
-	} else {
-		/* Shaped like the rows above it, so columns line up. */
-		if (!s.group)
-			printf("%-25s", "total");
-		printf("%s%9" PRIu64, s.group ? "" : " ", s.total.v.end >> 10);
-		if (s.rss)
-			printf(" %8" PRIu64 " %8" PRIu64 " %8" PRIu64, s.total.rss >> 10,
-			       s.total.pss >> 10, s.total.swap >> 10);
-		if (s.group)
-			printf(" %6lu [total]\n", s.nvmas);
-		else
-			printf(" %lu VMAs\n", s.nvmas);
+		fputs("}}\n", s.f);
+		return cli_doc_close(s.f, 1);
 	}
-	return fflush(stdout) ? cli_fail("maps", errno, "writing output") : EXIT_OK;
+	/* Shaped like the rows above it, so columns line up. */
+	if (!s.group)
+		printf("%-25s", "total");
+	printf("%s%9" PRIu64, s.group ? "" : " ", s.total.v.end >> 10);
+	if (s.rss)
+		printf(" %8" PRIu64 " %8" PRIu64 " %8" PRIu64, s.total.rss >> 10,
+		       s.total.pss >> 10, s.total.swap >> 10);
+	if (s.group)
+		printf(" %6lu [total]\n", s.nvmas);
+	else
+		printf(" %lu VMAs\n", s.nvmas);
+	return EXIT_OK;
 }

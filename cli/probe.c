@@ -39,7 +39,8 @@ int cmd_probe(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	int json = 0, c, f;
+	int json = 0, c, i;
+	FILE *f;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:jh", opts, NULL)) != -1) {
@@ -50,29 +51,37 @@ int cmd_probe(int argc, char **argv)
 		}
 	}
 	if (optind < argc)
-		return cli_usage("probe", "unexpected argument '%s'", argv[optind]);
+		return cli_usage("probe", "unexpected argument %s", cli_arg(argv[optind]));
 
+	f = json ? cli_doc_open() : stdout;
+	if (!f)
+		return cli_fail("probe", -ENOMEM, "allocating");
 	if (json)
-		fputs("{\"kernel_features\":[", stdout);
-	for (f = 0; f < MMEXT_FEAT__COUNT; f++) {
+		fputs("{\"kernel_features\":[", f);
+	for (i = 0; i < MMEXT_FEAT__COUNT; i++) {
 		struct mmext_feature_status st;
-		int ret = mmext_probe(f, &st);
+		int ret = mmext_probe(i, &st);
 
-		if (ret)
-			return cli_fail("probe", ret, "probing %s", mmext_feature_name(f));
+		if (ret) {
+			if (json)
+				cli_doc_close(f, 0);
+			return cli_fail("probe", ret, "probing %s", mmext_feature_name(i));
+		}
 		if (json) {
-			printf("%s{\"feature\":\"%s\",\"id\":%d,\"available\":%s,\"errno\":%d,"
-			       "\"detail\":", f ? "," : "", mmext_feature_name(f), f,
-			       st.available ? "true" : "false", st.reason);
-			cli_put_json_str(stdout, st.detail, strlen(st.detail));
-			putchar('}');
+			fprintf(f, "%s{\"feature\":\"%s\",\"id\":%d,\"available\":%s,\"errno\":%d,"
+				"\"detail\":", i ? "," : "", mmext_feature_name(i), i,
+				st.available ? "true" : "false", st.reason);
+			cli_put_json_str(f, st.detail, strlen(st.detail));
+			fputc('}', f);
 		} else {
-			printf("%-16s %-7s %-10s %s\n", mmext_feature_name(f),
+			printf("%-16s %-7s %-10s %s\n", mmext_feature_name(i),
 			       st.available ? "present" : "absent", errno_name(st.reason),
 			       st.detail);
 		}
 	}
-	if (json)
-		puts("]}");
+	if (json) {
+		fputs("]}\n", f);
+		return cli_doc_close(f, 1);
+	}
 	return EXIT_OK;
 }

@@ -58,6 +58,7 @@ int cmd_query(int argc, char **argv)
 	struct mmext_maps *m;
 	uint64_t *addrs;
 	int json = 0, c, i, n, ret = 0;
+	FILE *f;
 	pid_t pid;
 
 	opterr = 0;
@@ -69,8 +70,8 @@ int cmd_query(int argc, char **argv)
 		case 'j': json = 1; break;
 		case 'b':
 			if (cli_parse_maps_backend(optarg, &mo.backend))
-				return cli_usage("query", "bad backend '%s' (auto, text, ioctl)",
-						 optarg);
+				return cli_usage("query", "bad backend %s (auto, text, ioctl)",
+						 cli_arg(optarg));
 			break;
 		case 'h': fputs(usage_text, stdout); return EXIT_OK;
 		default: return cli_bad_opt("query", c, argv);
@@ -79,7 +80,7 @@ int cmd_query(int argc, char **argv)
 	if (optind == argc)
 		return cli_usage("query", "missing PID");
 	if (cli_parse_pid(argv[optind], &pid))
-		return cli_usage("query", "bad PID '%s'", argv[optind]);
+		return cli_usage("query", "bad PID %s", cli_arg(argv[optind]));
 	n = argc - optind - 1;
 	if (n == 0)
 		return cli_usage("query", "missing ADDR");
@@ -90,8 +91,8 @@ int cmd_query(int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		if (cli_parse_addr(argv[optind + 1 + i], &addrs[i])) {
 			free(addrs);
-			return cli_usage("query", "bad address '%s' (hexadecimal expected)",
-					 argv[optind + 1 + i]);
+			return cli_usage("query", "bad address %s (hexadecimal expected)",
+					 cli_arg(argv[optind + 1 + i]));
 		}
 	}
 	ret = mmext_maps_open(pid, &mo, &m);
@@ -99,10 +100,16 @@ int cmd_query(int argc, char **argv)
 		free(addrs);
 		if (ret == -EOPNOTSUPP)
 			return cli_fail("query", 0, "the ioctl backend needs PROCMAP_QUERY (Linux 6.11+)");
-		return cli_fail("query", 0, "%s: %s", argv[optind], cli_pid_error(ret));
+		return cli_pid_fail("query", pid, ret);
+	}
+	f = json ? cli_doc_open() : stdout;
+	if (!f) {
+		mmext_maps_close(m);
+		free(addrs);
+		return cli_fail("query", -ENOMEM, "allocating");
 	}
 	if (json)
-		printf("{\"pid\":%d,\"results\":[", pid ? (int)pid : (int)getpid());
+		fprintf(f, "{\"pid\":%d,\"results\":[", pid ? (int)pid : (int)getpid());
 	for (i = 0; i < n; i++) {
 		struct mmext_vma v;
 		const char *match;
@@ -112,16 +119,17 @@ int cmd_query(int argc, char **argv)
 			break;
 		match = ret ? "none" : v.start <= addrs[i] && addrs[i] < v.end ? "in" : "next";
 		if (json) {
-			printf("%s{\"addr\":%" PRIu64 ",\"match\":\"%s\",\"vma\":", i ? "," : "",
-			       addrs[i], match);
+			fprintf(f, "%s{\"addr\":%" PRIu64 ",\"addr_hex\":\"0x%" PRIx64 "\""
+				",\"match\":\"%s\",\"vma\":", i ? "," : "", addrs[i], addrs[i],
+				match);
 			if (ret) {
-				fputs("null", stdout);
+				fputs("null", f);
 			} else {
-				putchar('{');
-				cli_put_json_vma(stdout, &v);
-				putchar('}');
+				fputc('{', f);
+				cli_put_json_vma(f, &v);
+				fputc('}', f);
 			}
-			putchar('}');
+			fputc('}', f);
 		} else {
 			printf("0x%" PRIx64 " %s", addrs[i], match);
 			if (!ret) {
@@ -135,10 +143,13 @@ int cmd_query(int argc, char **argv)
 	mmext_maps_close(m);
 	free(addrs);
 	if (ret) {
-		fflush(stdout);
-		return cli_fail("query", 0, "%s: %s", argv[optind], cli_pid_error(ret));
+		if (json)
+			cli_doc_close(f, 0);
+		return cli_pid_fail("query", pid, ret);
 	}
-	if (json)
-		puts("]}");
-	return fflush(stdout) ? cli_fail("query", errno, "writing output") : EXIT_OK;
+	if (json) {
+		fputs("]}\n", f);
+		return cli_doc_close(f, 1);
+	}
+	return EXIT_OK;
 }

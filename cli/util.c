@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -37,17 +38,51 @@ int cli_fail(const char *cmd, int err, const char *fmt, ...)
 	return EXIT_RUNTIME;
 }
 
-const char *cli_pid_error(int err)
+int cli_pid_fail(const char *cmd, pid_t pid, int err)
 {
+	char path[32];
+	const char *why;
+
 	switch (err) {
 	case -ESRCH:
-		return "no such process";
+		/* The library says -ESRCH for both; /proc tells them apart. */
+		snprintf(path, sizeof(path), "/proc/%d", pid ? (int)pid : (int)getpid());
+		why = access(path, F_OK) ? "no such process"
+			: "no address space (a kernel thread, or a process that has exited)";
+		break;
 	case -EACCES:
 	case -EPERM:
-		return "permission denied (reading another user's maps needs ptrace access)";
+		why = "permission denied (reading another user's maps needs ptrace access)";
+		break;
 	default:
-		return strerror(-err);
+		why = strerror(-err);
 	}
+	if (pid)
+		return cli_fail(cmd, 0, "%d: %s", (int)pid, why);
+	return cli_fail(cmd, 0, "self: %s", why);
+}
+
+const char *cli_arg(const char *s)
+{
+	/* Two arguments can appear in one message. */
+	static char bufs[2][4 * CLI_ARG_MAX + 8];
+	static unsigned int next;
+	char *b = bufs[next++ % 2], *p = b;
+	size_t i;
+
+	*p++ = '\'';
+	for (i = 0; s[i] && i < CLI_ARG_MAX; i++) {
+		unsigned char c = s[i];
+
+		/* Terminal controls and bytes that may start one (C1, bad UTF-8) as \ooo. */
+		if (c < 0x20 || c >= 0x7f || c == '\\')
+			p += sprintf(p, "\\%03o", c);
+		else
+			*p++ = c;
+	}
+	*p++ = '\'';
+	strcpy(p, s[i] ? "..." : "");
+	return b;
 }
 
 int cli_parse_num(const char *s, unsigned long min, unsigned long max, unsigned long *v)
@@ -153,24 +188,82 @@ void cli_put_name(FILE *f, const char *name, size_t len)
 	}
 }
 
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if there is none. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	uint32_t cp;
+	size_t len, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and code points past U+10FFFF are not UTF-8. */
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+/* Whether s is valid UTF-8 as a whole. */
+static int utf8_valid(const char *s, size_t len)
+{
+	size_t i, n;
+
+	for (i = 0; i < len; i += n)
+		if (!(n = utf8_len((const unsigned char *)s + i, len - i)))
+			return 0;
+	return 1;
+}
+
 void cli_put_json_str(FILE *f, const char *s, size_t len)
+{
+	size_t i, n;
+
+	fputc('"', f);
+	for (i = 0; i < len; i += n) {
+		unsigned char c = s[i];
+
+		n = utf8_len((const unsigned char *)s + i, len - i);
+		if (!n) {
+			/* Not UTF-8: U+FFFD here, the bytes in cli_put_json_name()'s _hex. */
+			fputs("\\ufffd", f);
+			n = 1;
+		} else if (c == '"' || c == '\\') {
+			fprintf(f, "\\%c", c);
+		} else if (c < 0x20 || c == 0x7f) {
+			fprintf(f, "\\u%04x", c);
+		} else {
+			fwrite(s + i, 1, n, f);
+		}
+	}
+	fputc('"', f);
+}
+
+void cli_put_json_name(FILE *f, const char *key, const char *s, size_t len)
 {
 	size_t i;
 
-	fputc('"', f);
-	for (i = 0; i < len; i++) {
-		unsigned char c = s[i];
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else if (c >= 0x80)
-			/* Paths are bytes, not UTF-8: escape so the output stays valid JSON. */
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
+	fprintf(f, "\"%s\":", key);
+	cli_put_json_str(f, s, len);
+	if (utf8_valid(s, len))
+		return;
+	fprintf(f, ",\"%s_hex\":\"", key);
+	for (i = 0; i < len; i++)
+		fprintf(f, "%02x", (unsigned char)s[i]);
 	fputc('"', f);
 }
 
@@ -180,16 +273,18 @@ void cli_put_json_vma(FILE *f, const struct mmext_vma *v)
 	unsigned i;
 
 	cli_perms(v, perms);
-	fprintf(f, "\"start\":%" PRIu64 ",\"end\":%" PRIu64 ",\"size\":%" PRIu64
+	/* JSON readers hold numbers as doubles: addresses also as exact hex strings. */
+	fprintf(f, "\"start\":%" PRIu64 ",\"end\":%" PRIu64 ",\"start_hex\":\"0x%" PRIx64
+		"\",\"end_hex\":\"0x%" PRIx64 "\",\"size\":%" PRIu64
 		",\"perms\":\"%s\",\"offset\":%" PRIu64 ",\"dev_major\":%u,\"dev_minor\":%u"
-		",\"inode\":%" PRIu64 ",\"kind\":\"%s\",\"name\":",
-		v->start, v->end, v->end - v->start, perms, v->offset, v->dev_major,
-		v->dev_minor, v->inode, cli_kind_name(v->kind));
-	cli_put_json_str(f, v->name, v->name_len);
+		",\"inode\":%" PRIu64 ",\"kind\":\"%s\",",
+		v->start, v->end, v->start, v->end, v->end - v->start, perms, v->offset,
+		v->dev_major, v->dev_minor, v->inode, cli_kind_name(v->kind));
+	cli_put_json_name(f, "name", v->name, v->name_len);
 	fprintf(f, ",\"deleted\":%s", v->flags & MMEXT_VMA_DELETED ? "true" : "false");
 	if (v->anon_name) {
-		fputs(",\"anon_name\":", f);
-		cli_put_json_str(f, v->anon_name, v->anon_name_len);
+		fputc(',', f);
+		cli_put_json_name(f, "anon_name", v->anon_name, v->anon_name_len);
 	}
 	if (v->build_id_len) {
 		fputs(",\"build_id\":\"", f);
@@ -197,6 +292,28 @@ void cli_put_json_vma(FILE *f, const struct mmext_vma *v)
 			fprintf(f, "%02x", v->build_id[i]);
 		fputc('"', f);
 	}
+}
+
+/* The document being built: one per run. */
+static char *doc_buf;
+static size_t doc_len;
+
+FILE *cli_doc_open(void)
+{
+	return open_memstream(&doc_buf, &doc_len);
+}
+
+int cli_doc_close(FILE *doc, int ok)
+{
+	int err = fclose(doc) ? errno : 0;
+
+	if (ok && !err)
+		fwrite(doc_buf, 1, doc_len, stdout);
+	free(doc_buf);
+	doc_buf = NULL;
+	if (ok && err)
+		return cli_fail("json", err, "building the document");
+	return ok ? EXIT_OK : EXIT_RUNTIME;
 }
 
 void cli_put_range(FILE *f, const struct mmext_vma *v, int width)
@@ -215,6 +332,6 @@ int cli_bad_opt(const char *cmd, int c, char **argv)
 	const char *name = !strncmp(arg, "--", 2) || !optopt ? arg : shortopt;
 
 	if (c == ':')
-		return cli_usage(cmd, "option '%s' needs an argument", name);
-	return cli_usage(cmd, "unknown option '%s'", name);
+		return cli_usage(cmd, "option %s needs an argument", cli_arg(name));
+	return cli_usage(cmd, "unknown option %s", cli_arg(name));
 }

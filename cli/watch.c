@@ -98,13 +98,14 @@ static void *writer_main(void *arg)
 }
 
 /* "0-36,40,42-45", stopping near max characters. */
-static void put_page_list(void **pages, size_t n, const char *base, size_t psz, int json)
+static void put_page_list(FILE *f, void **pages, size_t n, const char *base, size_t psz,
+			  int json)
 {
 	size_t i, j, width = 0;
 
 	if (json) {
 		for (i = 0; i < n; i++)
-			printf("%s%zu", i ? "," : "", (size_t)((char *)pages[i] - base) / psz);
+			fprintf(f, "%s%zu", i ? "," : "", (size_t)((char *)pages[i] - base) / psz);
 		return;
 	}
 	for (i = 0; i < n; i = j) {
@@ -183,6 +184,7 @@ int cmd_watch(int argc, char **argv)
 	pthread_t th;
 	size_t words, i;
 	void **pages;
+	FILE *f;
 	long n;
 
 	opterr = 0;
@@ -192,8 +194,8 @@ int cmd_watch(int argc, char **argv)
 		switch (c) {
 		case 'b':
 			if (parse_ww_backend(optarg, &wo.backend))
-				return cli_usage("watch", "bad backend '%s' (auto, pagemap_scan, "
-						 "soft_dirty, mprotect)", optarg);
+				return cli_usage("watch", "bad backend %s (auto, pagemap_scan, "
+						 "soft_dirty, mprotect)", cli_arg(optarg));
 			break;
 		case 'p': dst = &npages; break;
 		case 'i': dst = &interval; hi = 60000; break;
@@ -202,7 +204,8 @@ int cmd_watch(int argc, char **argv)
 		case 's': dst = &seed; lo = 0; hi = ~0UL; break;
 		case 'P':
 			if (strcmp(optarg, "seq") && strcmp(optarg, "random"))
-				return cli_usage("watch", "bad pattern '%s' (seq, random)", optarg);
+				return cli_usage("watch", "bad pattern %s (seq, random)",
+						 cli_arg(optarg));
 			w.random = !strcmp(optarg, "random");
 			break;
 		case 'j': json = 1; break;
@@ -215,14 +218,14 @@ int cmd_watch(int argc, char **argv)
 			while (o->val != c)
 				o++;
 			if (cli_parse_num(optarg, lo, hi, &v))
-				return cli_usage("watch", "bad value '%s' for --%s (%lu..%lu)",
-						 optarg, o->name, lo, hi);
+				return cli_usage("watch", "bad value %s for --%s (%lu..%lu)",
+						 cli_arg(optarg), o->name, lo, hi);
 			*dst = v;
 		}
 	}
 	if (optind < argc)
-		return cli_usage("watch", "unexpected argument '%s' (watch runs no command: "
-				 "see --help)", argv[optind]);
+		return cli_usage("watch", "unexpected argument %s (watch runs no command: "
+				 "see --help)", cli_arg(argv[optind]));
 
 	w.psz = sysconf(_SC_PAGESIZE);
 	w.npages = npages;
@@ -251,8 +254,13 @@ int cmd_watch(int argc, char **argv)
 				mmext_feature_name(ww_feature[wo.backend]), st.detail);
 		return EXIT_RUNTIME;
 	}
+	f = json ? cli_doc_open() : stdout;
+	if (!f) {
+		rc = cli_fail("watch", -ENOMEM, "allocating");
+		goto out;
+	}
 	if (json)
-		printf("{\"backend\":\"%s\",\"pages\":%lu,\"page_size\":%zu,\"interval_ms\":%lu,"
+		fprintf(f, "{\"backend\":\"%s\",\"pages\":%lu,\"page_size\":%zu,\"interval_ms\":%lu,"
 		       "\"rate\":%lu,\"pattern\":\"%s\",\"intervals\":[",
 		       mmext_ww_backend_name(mmext_ww_backend(ww)), npages, w.psz, interval,
 		       rate, w.random ? "random" : "seq");
@@ -282,20 +290,22 @@ int cmd_watch(int argc, char **argv)
 				__atomic_store_n(&w.stop, 1, __ATOMIC_RELEASE);
 				pthread_join(th, NULL);
 			}
+			if (json)
+				cli_doc_close(f, 0);
 			rc = cli_fail("watch", n, "mmext_ww_get");
 			goto out;
 		}
 		if (json) {
-			printf("%s{\"index\":%zu,\"final\":%s,\"ms\":%.3f,\"written\":%ld,\"pages\":[",
-			       i ? "," : "", i + 1, i == count ? "true" : "false", t, n);
-			put_page_list(pages, n, w.base, w.psz, 1);
-			fputs("]}", stdout);
+			fprintf(f, "%s{\"index\":%zu,\"final\":%s,\"ms\":%.3f,\"written\":%ld,"
+				"\"pages\":[", i ? "," : "", i + 1, i == count ? "true" : "false", t, n);
+			put_page_list(f, pages, n, w.base, w.psz, 1);
+			fputs("]}", f);
 		} else {
 			if (i < count)
 				printf("%5zu %9.1f %7ld  ", i + 1, t, n);
 			else
 				printf("%5s %9.1f %7ld  ", "end", t, n);
-			put_page_list(pages, n, w.base, w.psz, 0);
+			put_page_list(f, pages, n, w.base, w.psz, 0);
 			putchar('\n');
 		}
 		fflush(stdout);
@@ -310,7 +320,7 @@ int cmd_watch(int argc, char **argv)
 		extra += rp && !wr;
 	}
 	if (json)
-		printf("],\"summary\":{\"writes\":%lu,\"written_pages\":%lu,\"reported_pages\":%lu,"
+		fprintf(f, "],\"summary\":{\"writes\":%lu,\"written_pages\":%lu,\"reported_pages\":%lu,"
 		       "\"missed\":%lu,\"extra\":%lu}}\n", w.writes, distinct, nrep, missed, extra);
 	else
 		printf("writer: %lu writes to %lu distinct pages; watch reported %lu pages; "
@@ -319,6 +329,8 @@ int cmd_watch(int argc, char **argv)
 		fprintf(stderr, "mmext watch: %lu written pages were never reported\n", missed);
 		rc = EXIT_RUNTIME;
 	}
+	if (json && cli_doc_close(f, 1))
+		rc = EXIT_RUNTIME;
 out:
 	mmext_ww_close(ww);
 	munmap(w.base, npages * w.psz);
