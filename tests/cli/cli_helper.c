@@ -9,12 +9,32 @@
  *       Exit 0 when all holds, else 1 with the reason on stderr.
  *   cli_helper asuser UID CMD [ARGS...]
  *       Drop to UID (and gid UID, no groups) and exec CMD; exit 77 when not possible.
+ *   cli_helper midexit NVMAS CMD [ARGS...]
+ *       Start a target with NVMAS more VMAs, run CMD with each argument "PID" replaced
+ *       by the target's pid and stdout a one-page pipe; once the pipe is full (CMD
+ *       blocked in the middle of its output), kill the target, leaving it a zombie
+ *       until CMD is done, and pass CMD's output on. Exits as CMD did (128 + N for
+ *       signal N).
+ *   cli_helper zombie
+ *       Print the pid of a child that has exited and is never reaped, then wait to be
+ *       killed.
+ *   cli_helper hold FILE...
+ *       Map the first page of each FILE, print the address of each (hex, one per line)
+ *       and then wait to be killed.
+ *   cli_helper closedpipe CMD [ARGS...]
+ *       Run CMD with stdout a pipe whose reader has gone and SIGPIPE at its default, as
+ *       a shell does; exits as CMD did (128 + N for signal N).
  */
 #include <ctype.h>
+#include <fcntl.h>
 #include <grp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAX_KEYS 16
@@ -260,12 +280,137 @@ static int asuser_main(int argc, char **argv)
 	return 77;
 }
 
+static int exit_status(int status)
+{
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int midexit_main(int argc, char **argv)
+{
+	long nvmas, psz = sysconf(_SC_PAGESIZE), i, full = 0;
+	int ready[2], out[2], status;
+	char pidbuf[16], c, buf[65536];
+	pid_t target, cmd;
+	siginfo_t info;
+	ssize_t n;
+
+	if (argc < 3 || pipe(ready) || pipe(out))
+		return 2;
+	nvmas = atol(argv[1]);
+	target = fork();
+	if (target == 0) {
+		/* Every other page readable: no two neighbours merge into one VMA. */
+		char *p = mmap(NULL, nvmas * psz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		for (i = 0; p != MAP_FAILED && i < nvmas; i += 2)
+			mprotect(p + i * psz, psz, PROT_READ);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	if (target < 0 || read(ready[0], &c, 1) != 1)
+		return 2;
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)target);
+	for (i = 3; i < argc; i++)
+		if (!strcmp(argv[i], "PID"))
+			argv[i] = pidbuf;
+	fcntl(out[1], F_SETPIPE_SZ, 4096);
+	cmd = fork();
+	if (cmd == 0) {
+		dup2(out[1], 1);
+		execv(argv[2], argv + 2);
+		_exit(127);
+	}
+	close(out[1]);
+	/* Full pipe, then a moment for CMD to block writing more. */
+	for (i = 0; i < 1000 && waitpid(cmd, &status, WNOHANG) == 0; i++) {
+		int queued = 0;
+
+		if (!ioctl(out[0], FIONREAD, &queued) && queued >= 4096 && ++full > 10)
+			break;
+		usleep(10000);
+	}
+	/* A zombie, not reaped: its maps then end early without an error. */
+	kill(target, SIGKILL);
+	waitid(P_PID, target, &info, WEXITED | WNOWAIT);
+	while ((n = read(out[0], buf, sizeof(buf))) > 0)
+		fwrite(buf, 1, n, stdout);
+	fflush(stdout);
+	waitpid(target, NULL, 0);
+	if (waitpid(cmd, &status, 0) != cmd)
+		return 2;
+	return exit_status(status);
+}
+
+static int zombie_main(void)
+{
+	pid_t child = fork();
+
+	if (child == 0)
+		_exit(0);
+	printf("%d\n", (int)child);
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+static int hold_main(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		int fd = open(argv[i], O_RDONLY);
+		void *p = fd < 0 ? MAP_FAILED : mmap(NULL, 1, PROT_READ, MAP_PRIVATE, fd, 0);
+
+		if (p == MAP_FAILED) {
+			perror(argv[i]);
+			return 1;
+		}
+		close(fd);
+		printf("%lx\n", (unsigned long)p);
+	}
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+static int closedpipe_main(int argc, char **argv)
+{
+	int fds[2], status;
+	pid_t cmd;
+
+	if (argc < 2 || pipe(fds))
+		return 2;
+	close(fds[0]);
+	cmd = fork();
+	if (cmd == 0) {
+		signal(SIGPIPE, SIG_DFL);
+		dup2(fds[1], 1);
+		execv(argv[1], argv + 1);
+		_exit(127);
+	}
+	close(fds[1]);
+	if (cmd < 0 || waitpid(cmd, &status, 0) != cmd)
+		return 2;
+	return exit_status(status);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "json"))
 		return json_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "asuser"))
 		return asuser_main(argc - 1, argv + 1);
-	fprintf(stderr, "usage: cli_helper json [-n KEY]... [-l KEY] | asuser UID CMD...\n");
+	if (argc > 1 && !strcmp(argv[1], "midexit"))
+		return midexit_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "zombie"))
+		return zombie_main();
+	if (argc > 1 && !strcmp(argv[1], "hold"))
+		return hold_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "closedpipe"))
+		return closedpipe_main(argc - 1, argv + 1);
+	fprintf(stderr, "usage: cli_helper json [-n KEY]... [-l KEY] | asuser UID CMD... | "
+		"midexit NVMAS CMD... | zombie | hold FILE... | closedpipe CMD...\n");
 	return 2;
 }
