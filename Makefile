@@ -35,7 +35,21 @@ export-queue:
 import-queue:
 	scripts/kernel.sh import
 
+# The library, its headers and .pc, the command and the man pages, with a link page
+# per function (man mmext_ww_open). DESTDIR, PREFIX and LIBDIR as in lib/Makefile.
+PREFIX ?= /usr/local
+MANDIR ?= $(PREFIX)/share/man
+install:
+	$(MAKE) -C lib install
+	$(MAKE) -C cli install
+	scripts/man-pages.sh install $(DESTDIR)$(MANDIR) man/*.[1-8]
+
+uninstall:
+	$(MAKE) -C lib uninstall
+	$(MAKE) -C cli uninstall
+	scripts/man-pages.sh uninstall $(DESTDIR)$(MANDIR) man/*.[1-8]
+
 clean:
 	$(MAKE) -C tests clean
 
-.PHONY: all demo check bench tests kernel export-queue import-queue clean
+.PHONY: all demo check bench tests kernel export-queue import-queue install uninstall clean
