@@ -3,7 +3,8 @@
 # The test command: build stock and patched 6.12 and everything the tests need, then run
 #   lint    mandoc on the man pages, checkpatch.pl on the kernel queue, the benchmark
 #           runner's unit checks (tests/lint.sh)
-#   host    the feature tests on the running kernel (SKIPs where it lacks a feature)
+#   host    the feature tests on the running kernel (SKIPs where it lacks a feature),
+#           and tests/host.list (make install, building against the installed tree)
 #   host-asan  the same, built with AddressSanitizer and UBSan
 #   fuzz    the maps parser's libFuzzer target for FUZZ_SECONDS (default 60)
 #   stock   the feature tests and the mm/proc selftest subset in a stock 6.12 guest
@@ -87,7 +88,8 @@ for tier in $tiers; do
 		"$MMEXT_ROOT/tests/lint.sh" | tee "$out"
 		;;
 	host)
-		"$MMEXT_ROOT/tests/run-suite.sh" "$MMEXT_BUILD/guest/bin/tests.list" | tee "$out"
+		"$MMEXT_ROOT/tests/run-suite.sh" "$MMEXT_BUILD/guest/bin/tests.list" \
+			"$MMEXT_ROOT/tests/host.list" | tee "$out"
 		;;
 	host-asan)
 		"$MMEXT_ROOT/tests/run-suite.sh" "$MMEXT_BUILD/guest-asan/bin/tests.list" | tee "$out"
