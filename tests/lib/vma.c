@@ -320,17 +320,20 @@ TEST(text_and_ioctl_agree)
 	REQUIRE_FEATURE(MMEXT_FEAT_PROCMAP_QUERY);
 	ASSERT_EQ(0, mmext_maps_open(0, &ot, &mt));
 	ASSERT_EQ(0, mmext_maps_open(0, &oi, &mi));
+	/* A first pass each: the buffers it allocates can split the allocator's mappings. */
+	while (mmext_maps_next(mt, &a[0]) == 1)
+		;
+	while (mmext_maps_next(mi, &b[0]) == 1)
+		;
+	mmext_maps_rewind(mt);
+	mmext_maps_rewind(mi);
 	while (na < 512 && mmext_maps_next(mt, &a[na]) == 1) {
 		snprintf(names[na], sizeof(names[na]), "%s", a[na].name);
 		na++;
 	}
-	while (nb < 512 && mmext_maps_next(mi, &b[nb]) == 1) {
-		/* vsyscall is outside the VMA tree: the ioctl cannot see it. */
-		if (b[nb].kind != MMEXT_VMA_VSYSCALL)
-			nb++;
-	}
-	if (na && a[na - 1].kind == MMEXT_VMA_VSYSCALL)
-		na--;
+	/* [vsyscall] too: PROCMAP_QUERY cannot see it, the library finds it in the text. */
+	while (nb < 512 && mmext_maps_next(mi, &b[nb]) == 1)
+		nb++;
 	ASSERT_EQ(na, nb);
 	for (i = 0; i < na; i++) {
 		EXPECT_EQ(a[i].start, b[i].start);
