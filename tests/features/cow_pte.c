@@ -19,11 +19,14 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
+#include <linux/fs.h>
+#include <linux/mempolicy.h>
 #include <linux/userfaultfd.h>
 
 #include "kselftest_harness.h"
@@ -232,6 +235,56 @@ TEST(prctl_inherited)
 	}
 }
 
+/* prctl(ENABLE) as an unprivileged user: 0 or -errno, in a child. */
+static int enable_as_nobody(long opt)
+{
+	int st;
+	pid_t pid = fork();
+
+	if (!pid) {
+		if (setgid(65534) || setuid(65534))
+			_exit(100);
+		/* And the switch stays root's. */
+		if (sysfs_write("enabled", "2") != -EACCES)
+			_exit(101);
+		_exit(prctl(opt, 1, 0, 0, 0) ? errno : 0);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/* /sys/kernel/mm/cow_pte/enabled: who may opt in. */
+TEST(enabled)
+{
+	long opt, saved;
+
+	NEED_COW_PTE(opt);
+	saved = sysfs_long("enabled", -1);
+	ASSERT_GE(saved, 0);
+	if (geteuid())
+		SKIP(return, "needs root");
+
+	/* Bad values fail and change nothing. */
+	EXPECT_EQ(-EINVAL, sysfs_write("enabled", "3"));
+	EXPECT_EQ(-EINVAL, sysfs_write("enabled", "-1"));
+	EXPECT_EQ(-EINVAL, sysfs_write("enabled", "on"));
+	EXPECT_EQ(-ERANGE, sysfs_write("enabled", "4294967297"));
+	EXPECT_EQ(saved, sysfs_long("enabled", -1));
+
+	ASSERT_EQ(0, sysfs_write("enabled", "1"));
+	EXPECT_EQ(EPERM, enable_as_nobody(opt));
+	EXPECT_EQ(0, prctl(opt, 1, 0, 0, 0));		/* root has CAP_IPC_LOCK */
+	ASSERT_EQ(0, sysfs_write("enabled", "2"));
+	EXPECT_EQ(0, enable_as_nobody(opt));
+	ASSERT_EQ(0, sysfs_write("enabled", "0"));
+	EXPECT_EQ(-1, prctl(opt, 1, 0, 0, 0));
+	EXPECT_EQ(EPERM, errno);
+	EXPECT_EQ(1, prctl(opt, 2, 0, 0, 0));		/* set before: unchanged */
+	EXPECT_EQ(0, prctl(opt, 0, 0, 0, 0));
+	ASSERT_EQ(0, sysfs_write("enabled", saved == 0 ? "0" : saved == 1 ? "1" : "2"));
+}
+
 /*
  * Sharing is visible in VmPTE: the child is not charged for the area's tables
  * and RssAnon is what a copying fork gives. With the option off, it is not.
@@ -401,6 +454,18 @@ TEST_F(cow, off_means_copy)
 }
 
 /* Two-way write isolation with a handshake: child writes, then parent. */
+/* Turned off system-wide, nothing is shared, also for who opted in before. */
+TEST_F(cow, disabled_shares_nothing)
+{
+	long saved = sysfs_long("enabled", -1);
+
+	ASSERT_GE(saved, 0);
+	ASSERT_EQ(0, sysfs_write("enabled", "0"));
+	EXPECT_EQ(0, in_child(child_no_sharing, self->area));
+	ASSERT_EQ(0, sysfs_write("enabled", saved == 1 ? "1" : "2"));
+	EXPECT_EQ(0, in_child(child_accounting, self->area));
+}
+
 TEST_F(cow, write_fault)
 {
 	int to_child[2], to_parent[2], st;
@@ -785,6 +850,443 @@ TEST_F(cow, force_all)
 	EXPECT_EQ(0, in_child(child_accounting, self->area));
 	ASSERT_EQ(0, sysfs_write("force_all", "0"));
 	EXPECT_EQ(0, in_child(child_no_sharing, self->area));
+}
+
+/* A /proc/meminfo field in kB; -1 if absent. */
+static long meminfo_kb(const char *key)
+{
+	char line[256];
+	long val = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)))
+			val = strtol(line + strlen(key), NULL, 10);
+	fclose(f);
+	return val;
+}
+
+/*
+ * Locked memory is never shared: fork copies the tables of a VM_LOCKED VMA, so
+ * unmapping it in the parent munlocks every page (Mlocked drops) while the
+ * child still runs.
+ */
+TEST_F(cow, mlock_then_fork)
+{
+	long before, locked, after;
+	int pfd[2];
+	char c;
+	pid_t pid;
+
+	before = meminfo_kb("Mlocked:");
+	if (before < 0 || mlock(self->area, AREA))
+		SKIP(return, "cannot mlock %lu MiB", AREA >> 20);
+	locked = meminfo_kb("Mlocked:");
+	ASSERT_GE(locked - before, (long)(AREA >> 10) * 9 / 10);
+	ASSERT_EQ(0, pipe(pfd));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		close(pfd[1]);
+		/* Hold whatever fork gave us until the parent has unmapped. */
+		_exit(read(pfd[0], &c, 1) == 0 && check(self->area, AREA, 1) < 0 ? 0 : 1);
+	}
+	close(pfd[0]);
+	ASSERT_EQ(0, munmap(self->area, AREA));
+	self->area = NULL;
+	after = meminfo_kb("Mlocked:");
+	close(pfd[1]);
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+	EXPECT_LE(after - before, (long)(AREA >> 10) / 10) {
+		TH_LOG("Mlocked: %ld kB before mlock, %ld locked, %ld after munmap",
+		       before, locked, after);
+	}
+}
+
+/* mlock() after fork gets private tables first, or fails with nothing locked. */
+static int child_mlock_enomem(char *a)
+{
+	if (sysfs_write("fail_unshare", "1"))
+		return 1;
+	if (mlock(a, AREA) != -1 || errno != ENOMEM)
+		return 2;
+	if (status_kb(0, "VmLck:") != 0)
+		return 3;
+	if (sysfs_long("fail_unshare", -1) != 0)
+		return 4;
+	if (mlock(a, AREA))
+		return 0;	/* RLIMIT_MEMLOCK: nothing more to test */
+	if (status_kb(0, "VmLck:") < (long)(AREA >> 10))
+		return 5;
+	return check(a, AREA, 1) >= 0 ? 6 : 0;
+}
+
+TEST_F(cow, mlock_enomem)
+{
+	if (sysfs_long("fail_unshare", -1) < 0)
+		SKIP(return, "no " SYSFS "fail_unshare (needs CONFIG_DEBUG_VM)");
+	EXPECT_EQ(0, in_child(child_mlock_enomem, self->area));
+	sysfs_write("fail_unshare", "0");
+}
+
+/*
+ * Operations that only read page tables, or only hint, never copy a shared
+ * table: the child's VmPTE stays what fork gave it, and the failure switch is
+ * never consumed.
+ */
+static int child_readers(char *a)
+{
+	long pte = status_kb(0, "VmPTE:");
+	struct page_region regions[8];
+	struct pm_scan_arg scan = {
+		.size = sizeof(scan), .start = (uintptr_t)a, .end = (uintptr_t)a + AREA,
+		.vec = (uintptr_t)regions, .vec_len = 8,
+		.category_mask = PAGE_IS_PRESENT, .return_mask = PAGE_IS_PRESENT,
+	};
+	unsigned char vec[AREA / PG];
+	char buf[PG];
+	int node, fd;
+
+	if (sysfs_write("fail_unshare", "1000"))
+		return 1;
+	if (madvise(a, AREA, MADV_WILLNEED))
+		return 2;
+	if (status_kb(0, "VmPTE:") != pte)
+		return 3;
+	fd = open("/proc/self/pagemap", O_RDONLY);
+	if (fd < 0 || ioctl(fd, PAGEMAP_SCAN, &scan) < 0)
+		return 4;
+	close(fd);
+	if (status_kb(0, "VmPTE:") != pte)
+		return 5;
+	fd = open("/proc/self/mem", O_RDONLY);
+	if (fd < 0 || pread(fd, buf, PG, (uintptr_t)a + PMD_SZ) != PG || buf[0] != a[PMD_SZ])
+		return 6;
+	close(fd);
+	if (status_kb(0, "VmPTE:") != pte)
+		return 7;
+	if (syscall(__NR_get_mempolicy, &node, NULL, 0, a + 2 * PMD_SZ,
+		    MPOL_F_NODE | MPOL_F_ADDR) && errno != ENOSYS)
+		return 8;
+	if (status_kb(0, "VmPTE:") != pte)
+		return 9;
+	if (mincore(a, AREA, vec) || madvise(a, AREA, MADV_COLD) ||
+	    madvise(a, AREA, MADV_PAGEOUT) || madvise(a, AREA, MADV_FREE))
+		return 10;
+	if (status_kb(0, "VmPTE:") != pte)
+		return 11;
+	if (sysfs_long("fail_unshare", -1) != 1000)
+		return 12;
+	if (sysfs_write("fail_unshare", "0"))
+		return 13;
+	return check(a, AREA, 1) >= 0 ? 14 : 0;
+}
+
+TEST_F(cow, readers_keep_sharing)
+{
+	if (sysfs_long("fail_unshare", -1) < 0)
+		SKIP(return, "no " SYSFS "fail_unshare (needs CONFIG_DEBUG_VM)");
+	EXPECT_EQ(0, in_child(child_readers, self->area));
+	sysfs_write("fail_unshare", "0");
+	EXPECT_EQ(-1, check(self->area, AREA, 1));
+}
+
+/* Clearing soft-dirty bits changes the table: ENOMEM when it cannot be copied. */
+static int child_clear_refs_enomem(char *a)
+{
+	int fd = open("/proc/self/clear_refs", O_WRONLY);
+
+	if (fd < 0)
+		return 0;
+	if (sysfs_write("fail_unshare", "1"))
+		return 1;
+	if (write(fd, "4", 1) != -1 || errno != ENOMEM)
+		return 2;
+	if (sysfs_long("fail_unshare", -1) != 0)
+		return 3;
+	if (write(fd, "4", 1) != 1)
+		return 4;
+	close(fd);
+	return check(a, AREA, 1) >= 0 ? 5 : 0;
+}
+
+TEST_F(cow, clear_refs_enomem)
+{
+	if (sysfs_long("fail_unshare", -1) < 0)
+		SKIP(return, "no " SYSFS "fail_unshare (needs CONFIG_DEBUG_VM)");
+	EXPECT_EQ(0, in_child(child_clear_refs_enomem, self->area));
+	sysfs_write("fail_unshare", "0");
+}
+
+#define CGROUP		"/sys/fs/cgroup/mmext-cow-pte"
+
+static int cg_write(const char *file, const char *val)
+{
+	char path[128];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), CGROUP "/%s", file);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, val, strlen(val)) < 0 ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+static int set_oom_score_adj(const char *val)
+{
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY);
+	int ret;
+
+	if (fd < 0)
+		return -1;
+	ret = write(fd, val, strlen(val)) < 0 ? -1 : 0;
+	close(fd);
+	return ret;
+}
+
+/* A memory cgroup of 32 MiB without swap, or a reason why not. */
+static const char *cg_make(void)
+{
+	rmdir(CGROUP);
+	if (mkdir(CGROUP, 0755))
+		return "no cgroup v2 at /sys/fs/cgroup";
+	if (cg_write("memory.max", "32M")) {
+		rmdir(CGROUP);
+		return "no memory controller (CONFIG_MEMCG)";
+	}
+	cg_write("memory.swap.max", "0");
+	return NULL;
+}
+
+/* Pages from a 32 MiB range that will not all fit: the group ends up full. */
+static void fill_cgroup(void)
+{
+	char *shm = mmap(NULL, 32UL << 20, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (shm != MAP_FAILED)
+		madvise(shm, 32UL << 20, 23 /* MADV_POPULATE_WRITE */);
+}
+
+/*
+ * Kill @victim and reap it with process_mrelease() from inside the full
+ * cgroup. Nothing may fault in a page once there: a fault in a full group
+ * with nobody to kill is retried for ever.
+ */
+static void __attribute__((noinline)) touch_stack(void)
+{
+	volatile char stack[64 << 10];
+
+	memset((char *)stack, 0, sizeof(stack));
+}
+
+static int reap_in_cgroup(pid_t victim)
+{
+	int pidfd, fd;
+
+	touch_stack();
+	pidfd = syscall(__NR_pidfd_open, victim, 0);
+	fd = open(CGROUP "/cgroup.procs", O_WRONLY);
+	if (pidfd < 0 || fd < 0 || set_oom_score_adj("-1000"))
+		return 1;
+	errno = 0;
+	if (write(fd, "0", 1) != 1)
+		return 2;
+	kill(victim, SIGKILL);
+	syscall(__NR_process_mrelease, pidfd, 0);
+	return 0;
+}
+
+/* Touch memory that the tables freed by another process's exit would land in. */
+static void churn(void)
+{
+	size_t len = 64UL << 20;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+	if (p != MAP_FAILED)
+		munmap(p, len);
+}
+
+/*
+ * A holder dies in a full memory cgroup after process_mrelease() marked its mm
+ * unstable, with a VMA boundary inside a shared table: neither the reaper nor
+ * exit may need memory to let go of the table, and the table must outlive
+ * them for the other holder.
+ */
+TEST_F_TIMEOUT(cow, exit_in_full_memcg, 300)
+{
+	const char *why = cg_make();
+	int ready[2], go[2], round, st;
+	pid_t victim, reaper;
+	char c;
+
+	if (why)
+		SKIP(return, "%s", why);
+	for (round = 0; round < 5; round++) {
+		ASSERT_EQ(0, pipe(ready));
+		ASSERT_EQ(0, pipe(go));
+		victim = fork();
+		ASSERT_GE(victim, 0);
+		if (!victim) {
+			close(ready[0]);
+			close(go[1]);
+			touch_stack();
+			errno = 0;	/* its page too, before the group is full */
+			/* The pipe's page too: a later write reuses it. */
+			if (write(ready[1], "j", 1) != 1 ||
+			    cg_write("cgroup.procs", "0") || set_oom_score_adj("-1000"))
+				_exit(1);
+			/* A VMA boundary that leaves the table shared. */
+			if (madvise(self->area, PMD_SZ / 2, MADV_DONTDUMP))
+				_exit(2);
+			fill_cgroup();
+			write(ready[1], "r", 1);
+			read(go[0], &c, 1);
+			_exit(3);
+		}
+		close(ready[1]);
+		do {
+			ASSERT_EQ(1, read(ready[0], &c, 1));
+		} while (c != 'r');
+		reaper = fork();
+		ASSERT_GE(reaper, 0);
+		if (!reaper)
+			_exit(reap_in_cgroup(victim));
+		ASSERT_EQ(reaper, waitpid(reaper, &st, 0));
+		EXPECT_EQ(0, WEXITSTATUS(st));
+		ASSERT_EQ(victim, waitpid(victim, &st, 0));
+		EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+		close(ready[0]);
+		close(go[0]);
+		close(go[1]);
+		churn();
+		ASSERT_EQ(-1, check(self->area, AREA, 1)) {
+			TH_LOG("round %d: a table this process maps was freed", round);
+		}
+	}
+	rmdir(CGROUP);
+}
+
+/* The OOM reaper never copies shared tables: it cannot wait for memory. */
+TEST_F(cow, reaper_allocates_nothing)
+{
+	int ready[2], st, pidfd;
+	pid_t victim;
+	char c;
+
+	if (sysfs_long("fail_unshare", -1) < 0)
+		SKIP(return, "no " SYSFS "fail_unshare (needs CONFIG_DEBUG_VM)");
+	ASSERT_EQ(0, pipe(ready));
+	victim = fork();
+	ASSERT_GE(victim, 0);
+	if (!victim) {
+		close(ready[0]);
+		if (madvise(self->area, PMD_SZ / 2, MADV_DONTDUMP))
+			_exit(2);
+		write(ready[1], "r", 1);
+		pause();
+		_exit(3);
+	}
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	pidfd = syscall(__NR_pidfd_open, victim, 0);
+	ASSERT_GE(pidfd, 0);
+	ASSERT_EQ(0, sysfs_write("fail_unshare", "1000"));
+	kill(victim, SIGKILL);
+	syscall(__NR_process_mrelease, pidfd, 0);
+	ASSERT_EQ(victim, waitpid(victim, &st, 0));
+	EXPECT_EQ(1000, sysfs_long("fail_unshare", -1));
+	ASSERT_EQ(0, sysfs_write("fail_unshare", "0"));
+	close(pidfd);
+	churn();
+	EXPECT_EQ(-1, check(self->area, AREA, 1));
+}
+
+/*
+ * Once the other holders have gone, the table is ordinary again for rmap:
+ * memory cgroup reclaim swaps its pages out without anybody writing first.
+ */
+static int child_reclaim_after_share(char *unused)
+{
+	long swap0, swap1;
+	char *a;
+	int st;
+	pid_t pid;
+
+	if (cg_write("cgroup.procs", "0") || cg_write("memory.max", "max") ||
+	    cg_write("memory.swap.max", "max"))
+		return 1;
+	a = map_area();
+	if (!a)
+		return 2;
+	fill(a, AREA, 7);
+	pid = fork();
+	if (pid < 0)
+		return 3;
+	if (!pid)
+		_exit(0);
+	if (waitpid(pid, &st, 0) != pid)
+		return 4;
+	swap0 = status_kb(0, "VmSwap:");
+	cg_write("memory.reclaim", "64M");
+	swap1 = status_kb(0, "VmSwap:");
+	if (swap1 - swap0 < (long)(AREA >> 10) * 9 / 10) {
+		fprintf(stderr, "# VmSwap %ld -> %ld kB\n", swap0, swap1);
+		return 5;
+	}
+	return check(a, AREA, 7) >= 0 ? 6 : 0;
+}
+
+TEST_F(cow, reclaim_after_share)
+{
+	const char *why = cg_make();
+	char line[128];
+	FILE *f = fopen("/proc/swaps", "r");
+	int lines = 0;
+
+	if (why)
+		SKIP(return, "%s", why);
+	while (f && fgets(line, sizeof(line), f))
+		lines++;
+	if (f)
+		fclose(f);
+	if (lines < 2) {
+		rmdir(CGROUP);
+		SKIP(return, "no swap");
+	}
+	EXPECT_EQ(0, in_child(child_reclaim_after_share, NULL));
+	rmdir(CGROUP);
+}
+
+/* And pages migrate to another node once the child has gone. */
+TEST_F(cow, migrate_after_share)
+{
+	void *pages[64];
+	int nodes[64], status[64], i, moved = 0;
+
+	if (access("/sys/devices/system/node/node1", F_OK))
+		SKIP(return, "one NUMA node");
+	EXPECT_EQ(0, in_child(child_exit, self->area));
+	for (i = 0; i < 64; i++)
+		pages[i] = self->area + i * (AREA / 64);
+	/* Where each page is now; each goes to the other node. */
+	ASSERT_EQ(0, syscall(__NR_move_pages, 0, 64, pages, NULL, status, 0));
+	for (i = 0; i < 64; i++)
+		nodes[i] = status[i] == 1 ? 0 : 1;
+	EXPECT_EQ(0, syscall(__NR_move_pages, 0, 64, pages, nodes, status, MPOL_MF_MOVE)) {
+		TH_LOG("move_pages: %s", strerror(errno));
+	}
+	for (i = 0; i < 64; i++)
+		moved += status[i] == nodes[i];
+	EXPECT_EQ(64, moved) {
+		TH_LOG("page 0: status %d, wanted node %d", status[0], nodes[0]);
+	}
+	EXPECT_EQ(-1, check(self->area, AREA, 1));
 }
 
 /*
