@@ -11,6 +11,8 @@ set -euo pipefail
 v=$1 out=$2; shift 2
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
+# mktemp makes it 0700: the guest's / must be searchable by unprivileged test users.
+chmod 755 "$root"
 
 mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,dev,proc,sys,tmp,run,etc,root,mmext}
 cp /bin/busybox "$root/bin/busybox"
