@@ -669,6 +669,8 @@ static int auto_without_userfaultfd(void *arg)
 
 TEST(auto_never_installs_a_signal_handler)
 {
+	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0)
+		SKIP(return, "no seccomp in this kernel (CONFIG_SECCOMP)");
 	EXPECT_EXIT0(t_status_of(auto_without_userfaultfd, NULL, 10));
 }
 
