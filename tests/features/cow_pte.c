@@ -56,18 +56,24 @@ static long sysfs_long(const char *name, long dflt)
 	return strtol(buf, NULL, 10);
 }
 
-static int sysfs_write(const char *name, const char *val)
+/* 0 or -errno. */
+static int write_file(const char *path, const char *val)
 {
-	char path[128];
-	int fd, ret;
+	int fd = open(path, O_WRONLY), ret;
 
-	snprintf(path, sizeof(path), SYSFS "%s", name);
-	fd = open(path, O_WRONLY);
 	if (fd < 0)
 		return -errno;
 	ret = write(fd, val, strlen(val)) < 0 ? -errno : 0;
 	close(fd);
 	return ret;
+}
+
+static int sysfs_write(const char *name, const char *val)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), SYSFS "%s", name);
+	return write_file(path, val);
 }
 
 static long cow_option(void)
@@ -83,15 +89,13 @@ static long cow_option(void)
 			     SYSFS "prctl_option)");			\
 	} while (0)
 
-/* "VmPTE:" or "RssAnon:" of /proc/PID/status, in kB; -1 if absent. */
-static long status_kb(pid_t pid, const char *key)
+/* A "Key:   N kB" field of a /proc file such as status or meminfo; -1 if absent. */
+static long proc_kb(const char *path, const char *key)
 {
-	char path[64], line[256];
+	char line[256];
 	long val = -1;
-	FILE *f;
+	FILE *f = fopen(path, "r");
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid ? pid : getpid());
-	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
@@ -99,6 +103,15 @@ static long status_kb(pid_t pid, const char *key)
 			val = strtol(line + strlen(key), NULL, 10);
 	fclose(f);
 	return val;
+}
+
+/* "VmPTE:" or "RssAnon:" of /proc/PID/status, in kB; -1 if absent. */
+static long status_kb(pid_t pid, const char *key)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid ? pid : getpid());
+	return proc_kb(path, key);
 }
 
 /* AREA bytes of private anonymous memory, PMD-aligned, 4 KiB pages only. */
@@ -155,6 +168,15 @@ static int in_child(int (*fn)(char *), char *area)
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
+
+/* The failure switch is a CONFIG_DEBUG_VM test switch: SKIP without it, reset it after. */
+#define IN_CHILD_FAILING(fn)						\
+	do {								\
+		if (sysfs_long("fail_unshare", -1) < 0)			\
+			SKIP(return, "no " SYSFS "fail_unshare (needs CONFIG_DEBUG_VM)"); \
+		EXPECT_EQ(0, in_child(fn, self->area));			\
+		sysfs_write("fail_unshare", "0");			\
+	} while (0)
 
 FIXTURE(cow)
 {
@@ -833,10 +855,7 @@ static int child_enomem(char *a)
 
 TEST_F(cow, enomem)
 {
-	if (sysfs_long("fail_unshare", -1) < 0)
-		SKIP(return, "no " SYSFS "fail_unshare (needs CONFIG_DEBUG_VM)");
-	EXPECT_EQ(0, in_child(child_enomem, self->area));
-	sysfs_write("fail_unshare", "0");
+	IN_CHILD_FAILING(child_enomem);
 	EXPECT_EQ(-1, check(self->area, AREA, 1));
 }
 
@@ -852,22 +871,6 @@ TEST_F(cow, force_all)
 	EXPECT_EQ(0, in_child(child_no_sharing, self->area));
 }
 
-/* A /proc/meminfo field in kB; -1 if absent. */
-static long meminfo_kb(const char *key)
-{
-	char line[256];
-	long val = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, strlen(key)))
-			val = strtol(line + strlen(key), NULL, 10);
-	fclose(f);
-	return val;
-}
-
 /*
  * Locked memory is never shared: fork copies the tables of a VM_LOCKED VMA, so
  * unmapping it in the parent munlocks every page (Mlocked drops) while the
@@ -880,10 +883,10 @@ TEST_F(cow, mlock_then_fork)
 	char c;
 	pid_t pid;
 
-	before = meminfo_kb("Mlocked:");
+	before = proc_kb("/proc/meminfo", "Mlocked:");
 	if (before < 0 || mlock(self->area, AREA))
 		SKIP(return, "cannot mlock %lu MiB", AREA >> 20);
-	locked = meminfo_kb("Mlocked:");
+	locked = proc_kb("/proc/meminfo", "Mlocked:");
 	ASSERT_GE(locked - before, (long)(AREA >> 10) * 9 / 10);
 	ASSERT_EQ(0, pipe(pfd));
 	pid = fork();
@@ -896,7 +899,7 @@ TEST_F(cow, mlock_then_fork)
 	close(pfd[0]);
 	ASSERT_EQ(0, munmap(self->area, AREA));
 	self->area = NULL;
-	after = meminfo_kb("Mlocked:");
+	after = proc_kb("/proc/meminfo", "Mlocked:");
 	close(pfd[1]);
 	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
 	EXPECT_LE(after - before, (long)(AREA >> 10) / 10) {
@@ -925,10 +928,7 @@ static int child_mlock_enomem(char *a)
 
 TEST_F(cow, mlock_enomem)
 {
-	if (sysfs_long("fail_unshare", -1) < 0)
-		SKIP(return, "no " SYSFS "fail_unshare (needs CONFIG_DEBUG_VM)");
-	EXPECT_EQ(0, in_child(child_mlock_enomem, self->area));
-	sysfs_write("fail_unshare", "0");
+	IN_CHILD_FAILING(child_mlock_enomem);
 }
 
 /*
@@ -986,10 +986,7 @@ static int child_readers(char *a)
 
 TEST_F(cow, readers_keep_sharing)
 {
-	if (sysfs_long("fail_unshare", -1) < 0)
-		SKIP(return, "no " SYSFS "fail_unshare (needs CONFIG_DEBUG_VM)");
-	EXPECT_EQ(0, in_child(child_readers, self->area));
-	sysfs_write("fail_unshare", "0");
+	IN_CHILD_FAILING(child_readers);
 	EXPECT_EQ(-1, check(self->area, AREA, 1));
 }
 
@@ -1014,10 +1011,7 @@ static int child_clear_refs_enomem(char *a)
 
 TEST_F(cow, clear_refs_enomem)
 {
-	if (sysfs_long("fail_unshare", -1) < 0)
-		SKIP(return, "no " SYSFS "fail_unshare (needs CONFIG_DEBUG_VM)");
-	EXPECT_EQ(0, in_child(child_clear_refs_enomem, self->area));
-	sysfs_write("fail_unshare", "0");
+	IN_CHILD_FAILING(child_clear_refs_enomem);
 }
 
 #define CGROUP		"/sys/fs/cgroup/mmext-cow-pte"
@@ -1025,27 +1019,14 @@ TEST_F(cow, clear_refs_enomem)
 static int cg_write(const char *file, const char *val)
 {
 	char path[128];
-	int fd, ret;
 
 	snprintf(path, sizeof(path), CGROUP "/%s", file);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, val, strlen(val)) < 0 ? -errno : 0;
-	close(fd);
-	return ret;
+	return write_file(path, val);
 }
 
 static int set_oom_score_adj(const char *val)
 {
-	int fd = open("/proc/self/oom_score_adj", O_WRONLY);
-	int ret;
-
-	if (fd < 0)
-		return -1;
-	ret = write(fd, val, strlen(val)) < 0 ? -1 : 0;
-	close(fd);
-	return ret;
+	return write_file("/proc/self/oom_score_adj", val);
 }
 
 /* A memory cgroup of 32 MiB without swap, or a reason why not. */
