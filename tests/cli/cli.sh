@@ -240,8 +240,10 @@ check "watch (default backend) reports every written page" 'run 0 watch $w && gr
 check "watch -b mprotect reports every written page" 'run 0 watch -b mprotect $w -P random -r 0 && grep -q "missed 0" "$tmp/out"'
 for b in pagemap_scan:writewatch soft_dirty:soft_dirty; do
 	back=${b%%:*} feat=${b##*:}
+	# soft-dirty's reset may lose a write made meanwhile (mmext_ww(3)): nothing extra.
+	case $back in soft_dirty) want='extra 0' ;; *) want='missed 0' ;; esac
 	if has "$feat"; then
-		check "watch -b $back reports every written page" "run 0 watch -b $back \$w && grep -q 'missed 0' \"\$tmp/out\""
+		check "watch -b $back reports every written page ($want)" "run 0 watch -b $back \$w && grep -q '$want' \"\$tmp/out\""
 	else
 		check "watch -b $back: exit 1 with the reason ($feat absent)" "run 1 watch -b $back \$w && grep -q 'cannot watch' \"\$tmp/err\""
 	fi
