@@ -107,7 +107,9 @@ for layout in "${layouts[@]}"; do
 	check "$prefix: a program built with pkg-config, static" '
 		cc -static -o "$tmp/static" "$tmp/prog.c" $($pc --static --cflags --libs libmmext) &&
 		! readelf -d "$tmp/static" | grep -q NEEDED && "$tmp/static" | grep -q "VMAs"'
-	check "$prefix: the installed command runs" '"$root$prefix/bin/mmext" maps self | grep -q "VMAs$"'
+	check "$prefix: the installed command runs, its bash completion beside it" '
+		"$root$prefix/bin/mmext" maps self | grep -q "VMAs$" &&
+		grep -q "^complete -F _mmext mmext$" "$root$prefix/share/bash-completion/completions/mmext"'
 	[ $deb = 1 ] || check "$prefix: make uninstall leaves no file behind" '
 		make -C "$repo" uninstall $vars && [ -z "$(find "$root" -type f -o -type l)" ]'
 done
