@@ -18,10 +18,11 @@ static void usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "Usage: mmext [--help | --version] COMMAND [ARGS]\n\nCommands:\n");
+	fprintf(f, "Usage: mmext [-h | --help | -V | --version] COMMAND [ARGS]\n\nCommands:\n");
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-6s %s\n", cmds[i].name, cmds[i].summary);
-	fprintf(f, "\n'mmext COMMAND --help' describes a command. Exit status: 0 success,\n"
+	fprintf(f, "  %-6s %s\n", "help", "this text, or with COMMAND that command's");
+	fprintf(f, "\n'mmext help COMMAND' describes a command. Exit status: 0 success,\n"
 		   "1 runtime error (no such process, permission denied, ...), 2 usage error.\n");
 }
 
@@ -38,22 +39,50 @@ static int close_stdout(int rc)
 	return EXIT_RUNTIME;
 }
 
-static int run(int argc, char **argv)
+static const struct cli_cmd *find_cmd(const char *name)
 {
 	size_t i;
+
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(name, cmds[i].name))
+			return &cmds[i];
+	return NULL;
+}
+
+/* mmext help [COMMAND]: the command's --help. */
+static int help(int argc, char **argv)
+{
+	char opt[] = "--help", *args[] = { argv[1], opt, NULL };
+	const struct cli_cmd *c;
+
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return usage(stdout), EXIT_OK;
+	if (argc > 2)
+		return cli_usage("help", "unexpected argument %s", cli_arg(argv[2]));
+	c = find_cmd(argv[1]);
+	if (!c)
+		return cli_usage("help", "unknown command %s", cli_arg(argv[1]));
+	return c->run(2, args);
+}
+
+static int run(int argc, char **argv)
+{
+	const struct cli_cmd *c;
 
 	if (argc < 2)
 		return usage(stderr), EXIT_USAGE;
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return usage(stdout), EXIT_OK;
-	if (!strcmp(argv[1], "--version")) {
+	if (!strcmp(argv[1], "help"))
+		return help(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("mmext %d.%d (libmmext %s)\n", MMEXT_VERSION_MAJOR, MMEXT_VERSION_MINOR,
 		       mmext_version());
 		return EXIT_OK;
 	}
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].run(argc - 1, argv + 1);
+	c = find_cmd(argv[1]);
+	if (c)
+		return c->run(argc - 1, argv + 1);
 	if (argv[1][0] == '-')
 		return cli_usage(NULL, "unknown option %s", cli_arg(argv[1]));
 	return cli_usage(NULL, "unknown command %s", cli_arg(argv[1]));

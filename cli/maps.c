@@ -5,6 +5,7 @@
  * processes, so they are opt-in; without them only the maps text is read.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -14,24 +15,50 @@
 #include "cli.h"
 
 static const char usage_text[] =
-	"Usage: mmext maps [OPTIONS] PID\n"
-	"List the VMAs of process PID (a number, or 'self' for mmext itself): address\n"
-	"range, size in KiB, permissions and name, like pmap(1).\n"
-	"  -r, --rss        add RSS, PSS and swap (KiB) from /proc/PID/smaps; this walks\n"
-	"                   the page tables and can stall a large process: opt-in\n"
+	"Usage: mmext maps [OPTIONS] PID...\n"
+	"List the VMAs of each process PID (a number, or 'self' for mmext itself) after\n"
+	"a line 'PID: COMMAND LINE': address range, size in KiB, permissions and name,\n"
+	"like pmap(1).\n"
+	"  -r, --rss        add, in KiB from /proc/PID/smaps, as pmap -X: RSS, PSS,\n"
+	"                   shared and private clean and dirty, swap, swap PSS and\n"
+	"                   transparent huge pages; this walks the page tables and can\n"
+	"                   stall a large process: opt-in. smaps rounds PSS down per VMA,\n"
+	"                   so the PSS totals may be below --rollup's by < 1 KiB per VMA\n"
+	"  -R, --rollup     only the totals of --rss, from /proc/PID/smaps_rollup\n"
 	"  -g, --group      one line per name with a count of VMAs, like showmap;\n"
 	"                   largest first (by PSS with --rss, else by size)\n"
-	"  -j, --json       one JSON object; numbers are numbers, sizes are in bytes\n"
+	"  -j, --json       one JSON object (with several PIDs: {\"processes\":[...]});\n"
+	"                   numbers are numbers, sizes are in bytes\n"
 	"  -b, --backend B  auto (default), text (parse /proc/PID/maps) or ioctl\n"
 	"                   (PROCMAP_QUERY, Linux 6.11+)\n"
 	"  -h, --help       this text\n"
-	"Exit status: 0 ok, 1 no such process / permission denied / read error, 2 usage.\n";
+	"Exit status: 0 ok, 1 no such process / permission denied / read error (for any\n"
+	"PID: the others are still listed, except with --json), 2 usage.\n";
+
+/* The smaps fields of --rss, in pmap -X's order. */
+static const struct field {
+	const char *key;	/* as smaps starts the line */
+	const char *json;
+	const char *head;
+} fields[] = {
+	{ "Rss:", "rss", "RSS" },
+	{ "Pss:", "pss", "PSS" },
+	{ "Shared_Clean:", "shared_clean", "SH_CLEAN" },
+	{ "Shared_Dirty:", "shared_dirty", "SH_DIRTY" },
+	{ "Private_Clean:", "private_clean", "PR_CLEAN" },
+	{ "Private_Dirty:", "private_dirty", "PR_DIRTY" },
+	{ "Swap:", "swap", "SWAP" },
+	{ "SwapPss:", "swap_pss", "SWAPPSS" },
+	{ "AnonHugePages:", "anon_huge", "ANONHUGE" },
+};
+#define NFIELDS	(sizeof(fields) / sizeof(fields[0]))
+#define F_PSS	1
 
 struct row {
 	struct mmext_vma v;	/* v.name points to name below */
 	char *name;
-	uint64_t rss, pss, swap;	/* bytes */
-	unsigned long count;		/* VMAs in a group */
+	uint64_t u[NFIELDS];	/* bytes */
+	unsigned long count;	/* VMAs in a group */
 };
 
 /* Text rows collect here and go to stdout in big writes: see put_row_text(). */
@@ -39,7 +66,7 @@ struct row {
 #define ROW_MAX		160	/* a row without its name */
 
 struct maps_state {
-	int rss, group, json;
+	int rss, rollup, group, json;
 	pid_t pid;
 	unsigned long nvmas;
 	struct row total;
@@ -168,9 +195,10 @@ static void put_row_text(struct maps_state *s, const struct mmext_vma *v, const 
 		p = put_dec(p, (v->end - v->start) >> 10, 8);
 	}
 	if (s->rss) {
-		p = put_dec(p, r->rss >> 10, 8);
-		p = put_dec(p, r->pss >> 10, 8);
-		p = put_dec(p, r->swap >> 10, 8);
+		size_t i;
+
+		for (i = 0; i < NFIELDS; i++)
+			p = put_dec(p, r->u[i] >> 10, 8);
 	}
 	if (s->group) {
 		p = put_dec(p, r->count, 6);
@@ -203,27 +231,40 @@ static void put_row_text(struct maps_state *s, const struct mmext_vma *v, const 
 
 static void put_rss_json(const struct maps_state *s, const struct row *r)
 {
+	size_t i;
+
 	if (s->rss)
-		fprintf(s->f, ",\"rss\":%" PRIu64 ",\"pss\":%" PRIu64 ",\"swap\":%" PRIu64,
-		       r->rss, r->pss, r->swap);
+		for (i = 0; i < NFIELDS; i++)
+			fprintf(s->f, ",\"%s\":%" PRIu64, fields[i].json, r->u[i]);
 }
 
-static int add_row(struct maps_state *s, const struct mmext_vma *v, uint64_t rss,
-		   uint64_t pss, uint64_t swap)
+static void put_rss_head(void)
 {
-	uint64_t size = v->end - v->start;
+	size_t i;
 
+	for (i = 0; i < NFIELDS; i++)
+		printf(" %8s", fields[i].head);
+}
+
+/* u: the VMA's usage, NULL without --rss. */
+static int add_row(struct maps_state *s, const struct mmext_vma *v, const uint64_t *u)
+{
+	static const uint64_t none[NFIELDS];
+	uint64_t size = v->end - v->start;
+	size_t i;
+
+	if (!u)
+		u = none;
+	for (i = 0; i < NFIELDS; i++)
+		s->total.u[i] += u[i];
+	if (s->rollup)
+		return 0;
 	s->nvmas++;
 	s->total.v.end += size;
-	s->total.rss += rss;
-	s->total.pss += pss;
-	s->total.swap += swap;
 	if (!s->group) {
 		struct row r;	/* usage only: the VMA is v */
 
-		r.rss = rss;
-		r.pss = pss;
-		r.swap = swap;
+		memcpy(r.u, u, sizeof(r.u));
 		if (s->json) {
 			fputs(s->nvmas > 1 ? ",{" : "{", s->f);
 			cli_put_json_vma(s->f, v);
@@ -244,7 +285,8 @@ static int add_row(struct maps_state *s, const struct mmext_vma *v, uint64_t rss
 		s->cap = cap;
 	}
 	/* The name must outlive the library's buffer; grouping merges after sorting. */
-	s->rows[s->nrows] = (struct row){ .rss = rss, .pss = pss, .swap = swap, .count = 1 };
+	s->rows[s->nrows] = (struct row){ .count = 1 };
+	memcpy(s->rows[s->nrows].u, u, sizeof(s->rows[s->nrows].u));
 	s->rows[s->nrows].name = strndup(v->name, v->name_len);
 	if (!s->rows[s->nrows].name)
 		return -ENOMEM;
@@ -266,7 +308,8 @@ static int sort_by_pss;
 static int by_size(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
-	uint64_t kx = sort_by_pss ? x->pss : x->v.end, ky = sort_by_pss ? y->pss : y->v.end;
+	uint64_t kx = sort_by_pss ? x->u[F_PSS] : x->v.end;
+	uint64_t ky = sort_by_pss ? y->u[F_PSS] : y->v.end;
 
 	if (kx != ky)
 		return kx < ky ? 1 : -1;
@@ -284,10 +327,11 @@ static void put_groups(struct maps_state *s)
 		if (n && !strcmp(s->rows[n - 1].name, r->name)) {
 			struct row *g = &s->rows[n - 1];
 
+			size_t k;
+
 			g->v.end += r->v.end;
-			g->rss += r->rss;
-			g->pss += r->pss;
-			g->swap += r->swap;
+			for (k = 0; k < NFIELDS; k++)
+				g->u[k] += r->u[k];
 			g->count++;
 			free(r->name);
 		} else {
@@ -321,7 +365,7 @@ static int list_maps(struct maps_state *s, struct mmext_maps *m)
 	int ret;
 
 	while ((ret = mmext_maps_next(m, &v)) > 0) {
-		ret = add_row(s, &v, 0, 0, 0);
+		ret = add_row(s, &v, NULL);
 		if (ret)
 			return ret;
 	}
@@ -331,22 +375,24 @@ static int list_maps(struct maps_state *s, struct mmext_maps *m)
 /*
  * Listing with RSS: smaps repeats each maps line followed by "Key: N kB" lines, so
  * reading it alone gives VMAs and sizes from one consistent pass. The header lines
- * go through the library's parser.
+ * go through the library's parser. smaps_rollup has the same shape, with one
+ * pseudo-VMA.
  */
 static int list_smaps(struct maps_state *s)
 {
+	const char *file = s->rollup ? "smaps_rollup" : "smaps";
 	char path[64], *line = NULL, *name = NULL;
-	size_t lcap = 0, ncap = 0;
-	uint64_t rss = 0, pss = 0, swap = 0;
+	size_t lcap = 0, ncap = 0, i;
+	uint64_t u[NFIELDS] = { 0 };
 	struct mmext_vma v, cur;
 	int have = 0, ret = 0;
 	ssize_t len;
 	FILE *f;
 
 	if (s->pid)
-		snprintf(path, sizeof(path), "/proc/%d/smaps", (int)s->pid);
+		snprintf(path, sizeof(path), "/proc/%d/%s", (int)s->pid, file);
 	else
-		snprintf(path, sizeof(path), "/proc/self/smaps");
+		snprintf(path, sizeof(path), "/proc/self/%s", file);
 	f = fopen(path, "re");
 	if (!f)
 		return errno == ENOENT ? -ESRCH : -errno;
@@ -358,19 +404,17 @@ static int list_smaps(struct maps_state *s)
 			/* "Key:   N kB" belonging to the current VMA. */
 			if (!have || sscanf(colon + 1, "%llu", &kb) != 1)
 				continue;
-			if (!strncmp(line, "Rss:", 4))
-				rss = kb << 10;
-			else if (!strncmp(line, "Pss:", 4))
-				pss = kb << 10;
-			else if (!strncmp(line, "Swap:", 5))
-				swap = kb << 10;
+			for (i = 0; i < NFIELDS; i++)
+				if (!strncmp(line, fields[i].key, colon + 1 - line) &&
+				    !fields[i].key[colon + 1 - line])
+					u[i] = kb << 10;
 			continue;
 		}
 		if (mmext_maps_parse_line(line, len, &v)) {
 			ret = -EIO;
 			break;
 		}
-		if (have && (ret = add_row(s, &cur, rss, pss, swap)))
+		if (have && (ret = add_row(s, &cur, u)))
 			break;
 		if (v.name_len + 1 > ncap) {
 			ncap = v.name_len + 64;
@@ -387,13 +431,13 @@ static int list_smaps(struct maps_state *s)
 		cur.name = name;
 		if (v.anon_name)
 			cur.anon_name = name + (v.anon_name - v.name);
-		rss = pss = swap = 0;
+		memset(u, 0, sizeof(u));
 		have = 1;
 	}
 	if (!ret && ferror(f))
 		ret = -errno;
 	if (!ret && have)
-		ret = add_row(s, &cur, rss, pss, swap);
+		ret = add_row(s, &cur, u);
 	fclose(f);
 	free(line);
 	free(name);
@@ -409,26 +453,154 @@ static int still_there(struct mmext_maps *m)
 	return ret == -ESRCH ? ret : 0;
 }
 
+/* Up to size bytes of a /proc file; the length, or -1. */
+static ssize_t read_proc(pid_t pid, const char *name, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n, got = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid ? (int)pid : (int)getpid(), name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while ((size_t)got < size && (n = read(fd, buf + got, size - got)) > 0)
+		got += n;
+	close(fd);
+	return got;
+}
+
+/* "PID: COMMAND LINE" as ps shows it: NULs as spaces, [comm] when it has none. */
+static void put_cmdline(struct maps_state *s)
+{
+	char buf[4096];
+	ssize_t n = read_proc(s->pid, "cmdline", buf, sizeof(buf)), i;
+
+	for (i = 0; i < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	while (n > 0 && buf[n - 1] == ' ')
+		n--;
+	if (n <= 0) {
+		n = read_proc(s->pid, "comm", buf + 1, sizeof(buf) - 2);
+		if (n > 0 && buf[n] == '\n')
+			n--;
+		n = n > 0 ? n : 0;
+		buf[0] = '[';
+		buf[n + 1] = ']';
+		n += 2;
+	}
+	if (s->json) {
+		cli_put_json_name(s->f, "cmdline", buf, n);
+		fputc(',', s->f);
+	} else {
+		printf("%d: ", s->pid ? (int)s->pid : (int)getpid());
+		cli_put_name(stdout, buf, n);
+		putchar('\n');
+	}
+}
+
+/* One process: its listing (or rollup) on s->f. 0 or -errno. */
+static int maps_one(struct maps_state *s, const struct mmext_maps_opts *mo)
+{
+	struct mmext_maps *m;
+	size_t i;
+	int ret;
+
+	/* Opening checks the pid and the permission before anything is printed. */
+	ret = mmext_maps_open(s->pid, mo, &m);
+	if (ret)
+		return ret;
+	if (s->json)
+		fprintf(s->f, "{\"pid\":%d,", s->pid ? (int)s->pid : (int)getpid());
+	put_cmdline(s);
+	if (s->json && s->rollup)
+		fputs("\"rollup\":{", s->f);
+	else if (s->json)
+		fprintf(s->f, "\"%s\":[", s->group ? "groups" : "vmas");
+	else if (s->rollup)
+		printf("%-25s", "");
+	else if (s->group)
+		printf("%9s", "KB");
+	else
+		printf("%-25s %9s", "ADDRESS", "KB");
+	if (!s->json) {
+		if (s->rss)
+			put_rss_head();
+		if (!s->rollup)
+			printf(s->group ? " %6s NAME\n" : " PERM NAME\n", "COUNT");
+		else
+			putchar('\n');
+	}
+	ret = s->rss ? list_smaps(s) : list_maps(s, m);
+	/* smaps, like maps, just ends early when the address space goes away. */
+	if (!ret && s->rss)
+		ret = still_there(m);
+	mmext_maps_close(m);
+	if (!ret && s->group)
+		put_groups(s);
+	out_flush(s);
+	/* put_groups() freed the names it printed. */
+	for (i = 0; ret && i < s->nrows; i++)
+		free(s->rows[i].name);
+	free(s->rows);
+	if (ret)
+		return ret;
+	if (s->json) {
+		if (s->rollup) {
+			for (i = 0; i < NFIELDS; i++)
+				fprintf(s->f, "%s\"%s\":%" PRIu64, i ? "," : "", fields[i].json,
+					s->total.u[i]);
+			fputs("}}", s->f);
+			return 0;
+		}
+		fprintf(s->f, "],\"total\":{\"vmas\":%lu,\"size\":%" PRIu64, s->nvmas,
+			s->total.v.end);
+		put_rss_json(s, &s->total);
+		fputs("}}", s->f);
+		return 0;
+	}
+	/* Shaped like the rows above it, so columns line up. */
+	if (s->rollup)
+		printf("%-25s", "rollup");
+	else if (!s->group)
+		printf("%-25s %9" PRIu64, "total", s->total.v.end >> 10);
+	else
+		printf("%9" PRIu64, s->total.v.end >> 10);
+	if (s->rss)
+		for (i = 0; i < NFIELDS; i++)
+			printf(" %8" PRIu64, s->total.u[i] >> 10);
+	if (s->rollup)
+		putchar('\n');
+	else if (s->group)
+		printf(" %6lu [total]\n", s->nvmas);
+	else
+		printf(" %lu VMAs\n", s->nvmas);
+	return 0;
+}
+
 int cmd_maps(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "rss", no_argument, NULL, 'r' },
+		{ "rollup", no_argument, NULL, 'R' },
 		{ "group", no_argument, NULL, 'g' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "backend", required_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct maps_state s = { 0 };
+	struct maps_state s = { 0 }, fresh;
 	MMEXT_OPTS(mmext_maps_opts, mo, .flags = MMEXT_MAPS_PREFETCH);
-	struct mmext_maps *m;
 	static char obuf[1 << 16], out[OUT_CAP];
-	int c, ret;
+	int c, i, ret, rc = EXIT_OK, many;
+	pid_t pid;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:rgjb:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:rRgjb:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r': s.rss = 1; break;
+		case 'R': s.rss = s.rollup = 1; break;
 		case 'g': s.group = 1; break;
 		case 'j': s.json = 1; break;
 		case 'b':
@@ -440,66 +612,40 @@ int cmd_maps(int argc, char **argv)
 		default: return cli_bad_opt("maps", c, argv);
 		}
 	}
+	if (s.rollup && s.group)
+		return cli_usage("maps", "--rollup has no groups: it is one total");
 	if (optind == argc)
 		return cli_usage("maps", "missing PID");
-	if (optind + 1 < argc)
-		return cli_usage("maps", "unexpected argument %s", cli_arg(argv[optind + 1]));
-	if (cli_parse_pid(argv[optind], &s.pid))
-		return cli_usage("maps", "bad PID %s", cli_arg(argv[optind]));
+	for (i = optind; i < argc; i++)
+		if (cli_parse_pid(argv[i], &pid))
+			return cli_usage("maps", "bad PID %s", cli_arg(argv[i]));
+	many = argc - optind > 1;
 
-	/* Opening checks the pid and the permission before anything is printed. */
-	ret = mmext_maps_open(s.pid, &mo, &m);
-	if (ret == -EOPNOTSUPP)
-		return cli_fail("maps", 0, "the ioctl backend needs PROCMAP_QUERY (Linux 6.11+)");
-	if (ret)
-		return cli_pid_fail("maps", s.pid, ret);
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
 	s.out = out;
 	s.f = s.json ? cli_doc_open() : stdout;
-	if (!s.f) {
-		mmext_maps_close(m);
+	if (!s.f)
 		return cli_fail("maps", -ENOMEM, "allocating");
-	}
-	if (s.json)
-		fprintf(s.f, "{\"pid\":%d,\"%s\":[", s.pid ? (int)s.pid : (int)getpid(),
-			s.group ? "groups" : "vmas");
-	else if (s.group)
-		printf("%9s%s %6s NAME\n", "KB", s.rss ? "      RSS      PSS     SWAP" : "",
-		       "COUNT");
-	else
-		printf("%-25s %9s%s PERM NAME\n", "ADDRESS", "KB",
-		       s.rss ? "      RSS      PSS     SWAP" : "");
-	ret = s.rss ? list_smaps(&s) : list_maps(&s, m);
-	/* smaps, like maps, just ends early when the address space goes away. */
-	if (!ret && s.rss)
-		ret = still_there(m);
-	mmext_maps_close(m);
-	if (!ret && s.group)
-		put_groups(&s);
-	out_flush(&s);
-	free(s.rows);
-	if (ret) {
-		if (s.json)
-			cli_doc_close(s.f, 0);
-		return cli_pid_fail("maps", s.pid, ret);
+	if (s.json && many)
+		fputs("{\"processes\":[", s.f);
+	fresh = s;
+	for (i = optind; i < argc; i++) {
+		s = fresh;
+		cli_parse_pid(argv[i], &s.pid);
+		if (s.json && i > optind)
+			fputc(',', s.f);
+		ret = maps_one(&s, &mo);
+		if (ret == -EOPNOTSUPP)
+			rc = cli_fail("maps", 0, "the ioctl backend needs PROCMAP_QUERY (Linux 6.11+)");
+		else if (ret)
+			rc = cli_pid_fail("maps", s.pid, ret);
+		/* A JSON document is whole or not at all. */
+		if (ret && s.json)
+			return cli_doc_close(s.f, 0);
 	}
 	if (s.json) {
-		fprintf(s.f, "],\"total\":{\"vmas\":%lu,\"size\":%" PRIu64, s.nvmas,
-			s.total.v.end);
-		put_rss_json(&s, &s.total);
-		fputs("}}\n", s.f);
+		fputs(many ? "]}\n" : "\n", s.f);
 		return cli_doc_close(s.f, 1);
 	}
-	/* Shaped like the rows above it, so columns line up. */
-	if (!s.group)
-		printf("%-25s", "total");
-	printf("%s%9" PRIu64, s.group ? "" : " ", s.total.v.end >> 10);
-	if (s.rss)
-		printf(" %8" PRIu64 " %8" PRIu64 " %8" PRIu64, s.total.rss >> 10,
-		       s.total.pss >> 10, s.total.swap >> 10);
-	if (s.group)
-		printf(" %6lu [total]\n", s.nvmas);
-	else
-		printf(" %lu VMAs\n", s.nvmas);
-	return EXIT_OK;
+	return rc;
 }

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mmext watch: write watch end to end. uffd and soft-dirty watch only the calling
- * process, so instead of attaching to another program this maps a buffer, lets a
- * writer thread write its pages, and every interval asks the watch which pages were
- * written (get + reset). At the end it compares the union of the reports with the
- * pages the writer says it wrote.
+ * mmext watch: write watch end to end. The library's watches cover the calling
+ * process, so by default this maps a buffer, lets a writer thread write its pages,
+ * and every interval asks the watch which pages were written (get + reset). At the
+ * end it compares the union of the reports with the pages the writer says it wrote.
+ * With --pid it tracks another process as CRIU does: soft-dirty bits, cleared
+ * through /proc/PID/clear_refs and read from /proc/PID/pagemap.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -20,14 +22,20 @@
 
 static const char usage_text[] =
 	"Usage: mmext watch [OPTIONS]\n"
+	"       mmext watch --pid PID [-i MS] [-c N] [-j]\n"
 	"Map PAGES pages in this process, watch them, and run a writer thread that\n"
 	"writes RATE pages per second in PATTERN order. Every INTERVAL ms, print the pages\n"
 	"the watch reports written since the previous report (get and reset in one step),\n"
 	"then a summary: pages written, reported, missed and extra (reported but not\n"
 	"written: soft-dirty may do that after VMA changes). A miss is a bug, except with\n"
 	"soft_dirty, whose reset may lose a write made meanwhile (see mmext_ww(3)).\n"
-	"Watching another process is not possible: userfaultfd and soft-dirty tracking\n"
-	"work only on the caller's own memory.\n"
+	"With --pid, watch the writable memory of process PID instead, through the\n"
+	"kernel's soft-dirty bits as CRIU does (Linux with CONFIG_MEM_SOFT_DIRTY; refused\n"
+	"elsewhere): every INTERVAL ms print the page ranges written since the previous\n"
+	"report. Clearing the bits resets them for the whole process (another soft-dirty\n"
+	"user of PID loses its state), and a write between a read and the next clear can\n"
+	"be missed. userfaultfd cannot watch another process.\n"
+	"  -t, --pid PID      watch process PID (soft-dirty; no writer thread)\n"
 	"  -b, --backend B    auto (default), pagemap_scan, soft_dirty or mprotect\n"
 	"  -p, --pages N      pages to watch (default 256)\n"
 	"  -i, --interval MS  milliseconds between reports (default 100)\n"
@@ -38,7 +46,7 @@ static const char usage_text[] =
 	"  -j, --json         one JSON object instead of the table\n"
 	"  -h, --help         this text\n"
 	"Exit status: 0 every written page was reported (or soft_dirty missed some), 1 a\n"
-	"backend is unavailable or a write was missed, 2 usage.\n";
+	"backend is unavailable, a write was missed or PID cannot be watched, 2 usage.\n";
 
 struct writer {
 	char *base;
@@ -161,6 +169,175 @@ static const enum mmext_feature ww_feature[] = {
 	[MMEXT_WW_SOFT_DIRTY] = MMEXT_FEAT_SOFT_DIRTY,
 };
 
+#define PM_PRESENT	(1ULL << 63)
+#define PM_SWAPPED	(1ULL << 62)
+#define PM_SOFT_DIRTY	(1ULL << 55)
+
+struct pid_watch {
+	pid_t pid;
+	int pagemap, clear_refs;
+	size_t psz;
+	struct mmext_maps *maps;
+	FILE *f;
+	int json;
+	uint64_t run_start, run_end;	/* the range of written pages being gathered */
+	unsigned long pages, nranges;
+};
+
+/* Reset every soft-dirty bit of the process ("4": soft-dirty only). */
+static int clear_soft_dirty(struct pid_watch *pw)
+{
+	return pwrite(pw->clear_refs, "4", 1, 0) == 1 ? 0 : -errno;
+}
+
+static void put_run(struct pid_watch *pw)
+{
+	if (pw->run_end == pw->run_start)
+		return;
+	if (pw->json)
+		fprintf(pw->f, "%s{\"start\":%" PRIu64 ",\"end\":%" PRIu64 ",\"start_hex\":\"0x%"
+			PRIx64 "\",\"end_hex\":\"0x%" PRIx64 "\"}", pw->nranges ? "," : "",
+			pw->run_start, pw->run_end, pw->run_start, pw->run_end);
+	else
+		fprintf(pw->f, "%s%" PRIx64 "-%" PRIx64, pw->nranges ? "," : "", pw->run_start,
+			pw->run_end);
+	pw->nranges++;
+	pw->run_start = pw->run_end;
+}
+
+/* Print the written page ranges of every writable VMA, then clear. 0 or -errno. */
+static int pid_report(struct pid_watch *pw)
+{
+	uint64_t ent[4096], a, i;
+	struct mmext_vma v;
+	ssize_t got;
+	int ret;
+
+	pw->pages = pw->nranges = 0;
+	pw->run_start = pw->run_end = 0;
+	mmext_maps_rewind(pw->maps);
+	while ((ret = mmext_maps_next(pw->maps, &v)) > 0) {
+		if (!(v.prot & MMEXT_VMA_WRITE))
+			continue;
+		for (a = v.start; a < v.end; a += got / 8 * pw->psz) {
+			size_t n = (v.end - a) / pw->psz;
+
+			if (n > sizeof(ent) / 8)
+				n = sizeof(ent) / 8;
+			got = pread(pw->pagemap, ent, n * 8, a / pw->psz * 8);
+			if (got < 8)
+				return got < 0 ? -errno : -ESRCH;
+			for (i = 0; i < (uint64_t)got / 8; i++) {
+				uint64_t page = a + i * pw->psz;
+
+				if (!(ent[i] & PM_SOFT_DIRTY) || !(ent[i] & (PM_PRESENT | PM_SWAPPED)))
+					continue;
+				if (page != pw->run_end)
+					put_run(pw);
+				if (pw->run_end == pw->run_start)
+					pw->run_start = page;
+				pw->run_end = page + pw->psz;
+				pw->pages++;
+			}
+		}
+	}
+	put_run(pw);
+	return ret ? ret : clear_soft_dirty(pw);
+}
+
+static int watch_pid(pid_t pid, unsigned long interval, unsigned long count, int json)
+{
+	struct mmext_feature_status st = { .detail = "" };
+	struct pid_watch pw = { .pid = pid, .pagemap = -1, .clear_refs = -1, .json = json };
+	char path[64];
+	double t0, t;
+	unsigned long i;
+	int ret, rc = EXIT_RUNTIME;
+
+	mmext_probe(MMEXT_FEAT_SOFT_DIRTY, &st);
+	if (!st.available)
+		return cli_fail("watch", 0, "cannot watch process %d: this kernel has no "
+				"soft-dirty tracking (%s)", (int)pid, st.detail);
+	ret = mmext_maps_open(pid, NULL, &pw.maps);
+	if (ret)
+		return cli_pid_fail("watch", pid, ret);
+	pw.psz = sysconf(_SC_PAGESIZE);
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	pw.pagemap = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/%d/clear_refs", (int)pid);
+	pw.clear_refs = open(path, O_WRONLY | O_CLOEXEC);
+	if (pw.pagemap < 0 || pw.clear_refs < 0) {
+		ret = errno == ENOENT ? -ESRCH : -errno;
+		cli_pid_fail("watch", pid, ret);
+		goto out;
+	}
+	ret = clear_soft_dirty(&pw);
+	if (ret) {
+		cli_pid_fail("watch", pid, ret);
+		goto out;
+	}
+	pw.f = json ? cli_doc_open() : stdout;
+	if (!pw.f) {
+		cli_fail("watch", -ENOMEM, "allocating");
+		goto out;
+	}
+	if (json)
+		fprintf(pw.f, "{\"pid\":%d,\"backend\":\"soft_dirty\",\"page_size\":%zu,"
+			"\"interval_ms\":%lu,\"intervals\":[", (int)pid, pw.psz, interval);
+	else
+		printf("mmext watch: process %d, backend soft_dirty, %lu reports every %lu ms\n"
+		       "%5s %9s %7s  %s\n", (int)pid, count, interval, "#", "ms", "written",
+		       "ranges");
+	fflush(stdout);
+	t0 = now_ms();
+	for (i = 0; i < count; i++) {
+		sleep_until(t0 + (i + 1) * (double)interval);
+		t = now_ms() - t0;
+		if (json)
+			fprintf(pw.f, "%s{\"index\":%lu,\"ms\":%.3f,\"ranges\":[", i ? "," : "",
+				i + 1, t);
+		else
+			printf("%5lu %9.1f ", i + 1, t);
+		/* The count is known after the ranges: text puts it first, so build aside. */
+		if (!json) {
+			char *line = NULL;
+			size_t len = 0;
+
+			pw.f = open_memstream(&line, &len);
+			ret = pw.f ? pid_report(&pw) : -ENOMEM;
+			if (pw.f)
+				fclose(pw.f);
+			if (!ret)
+				printf("%7lu  %s\n", pw.pages, line);
+			free(line);
+			pw.f = stdout;
+			fflush(stdout);
+		} else {
+			ret = pid_report(&pw);
+			fprintf(pw.f, "],\"written\":%lu}", pw.pages);
+		}
+		if (ret) {
+			if (json)
+				cli_doc_close(pw.f, 0);
+			cli_pid_fail("watch", pid, ret);
+			goto out;
+		}
+	}
+	if (json) {
+		fputs("]}\n", pw.f);
+		rc = cli_doc_close(pw.f, 1);
+	} else {
+		rc = EXIT_OK;
+	}
+out:
+	if (pw.pagemap >= 0)
+		close(pw.pagemap);
+	if (pw.clear_refs >= 0)
+		close(pw.clear_refs);
+	mmext_maps_close(pw.maps);
+	return rc;
+}
+
 int cmd_watch(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -172,9 +349,12 @@ int cmd_watch(int argc, char **argv)
 		{ "pattern", required_argument, NULL, 'P' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "pid", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
+	int writer_opt = 0;	/* an option only the writer thread uses */
+	pid_t pid = -1;
 	unsigned long npages = 256, interval = 100, count = 10, rate = 1000, seed = 1, v;
 	unsigned long *reported, missed = 0, extra = 0, distinct = 0, nrep = 0;
 	struct writer w = { 0 };
@@ -189,10 +369,17 @@ int cmd_watch(int argc, char **argv)
 	long n;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:b:p:i:c:r:P:s:jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:b:p:i:c:r:P:s:jt:h", opts, NULL)) != -1) {
 		unsigned long lo = 1, hi = 1UL << 20, *dst = NULL;
 
+		if (strchr("bprPs", c))
+			writer_opt = c;
 		switch (c) {
+		case 't':
+			/* Its own memory is what the default mode watches. */
+			if (cli_parse_pid(optarg, &pid) || !pid)
+				return cli_usage("watch", "bad PID %s", cli_arg(optarg));
+			break;
 		case 'b':
 			if (parse_ww_backend(optarg, &wo.backend))
 				return cli_usage("watch", "bad backend %s (auto, pagemap_scan, "
@@ -227,6 +414,15 @@ int cmd_watch(int argc, char **argv)
 	if (optind < argc)
 		return cli_usage("watch", "unexpected argument %s (watch runs no command: "
 				 "see --help)", cli_arg(argv[optind]));
+	if (pid >= 0 && writer_opt) {
+		const struct option *o = opts;
+
+		while (o->val != writer_opt)
+			o++;
+		return cli_usage("watch", "--%s is for the writer thread, not --pid", o->name);
+	}
+	if (pid >= 0)
+		return watch_pid(pid, interval, count, json);
 
 	w.psz = sysconf(_SC_PAGESIZE);
 	w.npages = npages;

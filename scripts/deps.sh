@@ -15,6 +15,7 @@ pkgs=(
 	mandoc                                                            # man page lint
 	python3-matplotlib                                                # benchmark plots
 	poppler-utils                                                     # pdftoppm, bench s001
+	dpkg-dev debhelper fakeroot lintian pkg-config                    # packages and their test
 )
 missing=()
 for p in "${pkgs[@]}"; do

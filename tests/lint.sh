@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Static checks, one RESULT line each (see run-suite.sh): the man pages with
-# mandoc -T lint (style level: what man(1) would render badly), and every patch of
+# mandoc -T lint (style level: what man(1) would render badly) and man-content.sh
+# (sections, a page per function, options structs, every errno), and every patch of
 # the queue with the base tree's checkpatch.pl. A kept checkpatch finding is listed,
 # with its reason, in tests/checkpatch-allow.txt. Also the benchmark runner's unit checks
 # (make -C bench check: its statistics and report verdicts; no kernel needed).
@@ -28,6 +29,10 @@ for f in "$MMEXT_ROOT"/man/*.[0-9]; do
 done
 [ -s "$log" ] && bad=1
 result man_lint $bad "$log"
+
+bad=0
+"$MMEXT_ROOT/tests/man-content.sh" > "$log" 2>&1 || bad=1
+result man_content $bad "$log"
 
 : > "$log"
 bad=0

@@ -41,6 +41,23 @@ for c in probe maps query watch; do
 	check "mmext $c --help" "run 0 $c --help && grep -q '^Usage: mmext $c' \"\$tmp/out\""
 	check "mmext $c unknown option is a usage error" "usage_err $c --no-such-option"
 done
+check "mmext -V prints the version" 'run 0 -V && grep -q "^mmext [0-9.]* (libmmext [0-9.]*)$" "$tmp/out"'
+check "mmext help lists the commands" 'run 0 help && grep -q "^  maps " "$tmp/out"'
+for c in probe maps query watch; do
+	check "mmext help $c is $c --help" "run 0 help $c && \"\$M\" $c --help | cmp -s - \"\$tmp/out\""
+done
+check "mmext help of an unknown command is a usage error" 'usage_err help no-such-command'
+check "mmext help with two commands is a usage error" 'usage_err help maps query'
+# Completion: what bash would offer after the words given.
+complete_words() { # WORD...: COMPREPLY, sorted, on one line
+	(. "$dir/mmext.bash-completion" && COMP_WORDS=("$M" "$@") COMP_CWORD=$# && _mmext &&
+	 printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " ")
+}
+check "completion: commands" '[ "$(complete_words "")" = "--help --version -V -h help maps probe query watch " ]'
+check "completion: a command from its prefix, after help too" '[ "$(complete_words ma)" = "maps " ] && [ "$(complete_words help w)" = "watch " ]'
+check "completion: a command's options from its --help" '[ "$(complete_words maps --ro)" = "--rollup " ] && [ "$(complete_words watch --pa)" = "--pages --pattern " ]'
+check "completion: backends per command" '[ "$(complete_words maps --backend "")" = "auto ioctl text " ] && [ "$(complete_words watch -b p)" = "pagemap_scan " ]'
+check "completion: PIDs and self" 'complete_words maps "" | grep -qw "$target" && [ "$(complete_words query se)" = "self " ]'
 check "mmext without arguments is a usage error" 'run 2 && grep -q "^Usage: mmext" "$tmp/err"'
 check "unknown subcommand is a usage error" 'usage_err no-such-command'
 check "unknown global option is a usage error" 'usage_err --no-such-option'
@@ -59,23 +76,59 @@ check "probe with an argument is a usage error" 'usage_err probe extra'
 maps=/proc/$target/maps
 awk '{print $1}' "$maps" > "$tmp/ranges"
 check "maps PID exits 0" 'run 0 maps $target && cp "$tmp/out" "$tmp/maps"'
-check "maps ranges match /proc/PID/maps" 'awk "NR > 1 && \$1 != \"total\" {print \$1}" "$tmp/maps" | cmp -s - "$tmp/ranges"'
+check "maps ranges match /proc/PID/maps" 'awk "NR > 2 && \$1 != \"total\" {print \$1}" "$tmp/maps" | cmp -s - "$tmp/ranges"'
 # Names: maps field 6 on (empty for anonymous, which mmext shows as [anon]).
 awk '{n = ""; for (i = 6; i <= NF; i++) n = n (i > 6 ? " " : "") $i; print $1, (n == "" ? "[anon]" : n)}' "$maps" > "$tmp/names"
-check "maps names and permissions match" 'awk "NR > 1 && \$1 != \"total\" {n = \"\"; for (i = 4; i <= NF; i++) n = n (i > 4 ? \" \" : \"\") \$i; print \$1, n}" "$tmp/maps" | cmp -s - "$tmp/names" && awk "NR > 1 && \$1 != \"total\" {print \$3}" "$tmp/maps" | cmp -s - <(awk "{print \$2}" "$maps")'
+check "maps names and permissions match" 'awk "NR > 2 && \$1 != \"total\" {n = \"\"; for (i = 4; i <= NF; i++) n = n (i > 4 ? \" \" : \"\") \$i; print \$1, n}" "$tmp/maps" | cmp -s - "$tmp/names" && awk "NR > 2 && \$1 != \"total\" {print \$3}" "$tmp/maps" | cmp -s - <(awk "{print \$2}" "$maps")'
+check "maps first shows PID: COMMAND LINE" '[ "$(head -1 "$tmp/maps")" = "$target: sleep 60" ]'
 check "maps total counts every VMA" 'grep -q "^total .* $(wc -l < "$maps") VMAs$" "$tmp/maps"'
-check "maps sizes are KiB of the ranges" 'awk "NR > 1 && \$1 != \"total\" {print \$2}" "$tmp/maps" > "$tmp/kb" && [ -s "$tmp/kb" ] && ! grep -vq "^[0-9][0-9]*$" "$tmp/kb"'
+check "maps sizes are KiB of the ranges" 'awk "NR > 2 && \$1 != \"total\" {print \$2}" "$tmp/maps" > "$tmp/kb" && [ -s "$tmp/kb" ] && ! grep -vq "^[0-9][0-9]*$" "$tmp/kb"'
 check "maps self shows mmext itself" 'run 0 maps self && grep -q "/mmext$" "$tmp/out"'
-check "maps --rss adds RSS, PSS and SWAP" 'run 0 maps --rss $target && head -1 "$tmp/out" | grep -q "RSS *PSS *SWAP" && awk "\$1 == \"total\" {exit !(\$3 > 0)}" "$tmp/out"'
-check "maps --rss lists the same VMAs" 'awk "NR > 1 && \$1 != \"total\" {print \$1}" "$tmp/out" | cmp -s - "$tmp/ranges"'
+check "maps --rss adds RSS, PSS, shared/private clean/dirty, swap, swap PSS, huge pages" 'run 0 maps --rss $target && sed -n 2p "$tmp/out" | grep -q "KB *RSS *PSS *SH_CLEAN *SH_DIRTY *PR_CLEAN *PR_DIRTY *SWAP *SWAPPSS *ANONHUGE *PERM NAME$" && awk "\$1 == \"total\" {exit !(\$3 > 0)}" "$tmp/out"'
+check "maps --rss lists the same VMAs" 'awk "NR > 2 && \$1 != \"total\" {print \$1}" "$tmp/out" | cmp -s - "$tmp/ranges"'
+# What pmap -X shows, as smaps has it: per VMA "RANGE RSS PSS ... ANONHUGE" in KiB.
+fields="Rss Pss Shared_Clean Shared_Dirty Private_Clean Private_Dirty Swap SwapPss AnonHugePages"
+rssnums="-n rss -n pss -n shared_clean -n shared_dirty -n private_clean -n private_dirty -n swap -n swap_pss -n anon_huge"
+smaps_rows() { # FILE
+	awk -v f="$fields" 'BEGIN {n = split(f, k); for (i = 1; i <= n; i++) col[k[i] ":"] = i}
+		function out() {if (r != "") {printf "%s", r; for (i = 1; i <= n; i++) printf " %d", v[i] + 0; print ""}}
+		$1 ~ /^[0-9a-f]+-[0-9a-f]+$/ {out(); r = $1; delete v; next}
+		$1 in col {v[col[$1]] = $2} END {out()}' "$1"
+}
+# Other processes mapping or unmapping the target's shared pages would move its PSS
+# and shared/private split between two reads: the target is the static helper, whose
+# pages only the other helpers share, and they stay while it is read.
+"$H" dirty 16 > "$tmp/rsst" & helpers="$helpers $!" rsst=$!
+for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$tmp/rsst" ] && break; sleep 0.1; done
+rss_rows_match() {
+	run 0 maps --rss $rsst && smaps_rows "/proc/$rsst/smaps" > "$tmp/want" &&
+	awk 'NR > 2 && $1 != "total" {print $1, $3, $4, $5, $6, $7, $8, $9, $10, $11}' "$tmp/out" | cmp -s - "$tmp/want"
+}
+rollup_match() {
+	run 0 maps --rollup $rsst && [ "$(wc -l < "$tmp/out")" = 3 ] &&
+	[ "$(sed -n 3p "$tmp/out" | cut -c26- | xargs)" = "$(smaps_rows "/proc/$rsst/smaps_rollup" | cut -d" " -f2-)" ]
+}
+check "maps --rss: every VMA's columns as smaps has them" 'rss_rows_match'
+check "maps --rollup: the totals of smaps_rollup" 'rollup_match'
+# smaps rounds PSS down per VMA, smaps_rollup only once: its PSS sums may be up to a
+# KiB per VMA above ours; every other total must be equal.
+rss_vs_rollup() {
+	run 0 maps --rss $rsst && cp "$tmp/out" "$tmp/rss" && run 0 maps --rollup $rsst &&
+	awk 'NR == FNR {if ($1 == "total") {for (i = 3; i <= 11; i++) t[i - 2] = $i; nv = $12}; next}
+		FNR == 3 {for (i = 1; i <= 9; i++) {d = $(i + 1) - t[i]
+			if (i == 2 || i == 8 ? d < 0 || d >= nv : d != 0) {print "# field " i ": rollup " $(i + 1) ", total " t[i]; bad = 1}}}
+		END {exit bad}' "$tmp/rss" "$tmp/out"
+}
+check "maps --rss totals agree with smaps_rollup" 'rss_vs_rollup'
+check "maps --json --rollup: typed numbers, no VMA list" 'run 0 maps --json --rollup $target && "$H" json -n pid $rssnums < "$tmp/out" > /dev/null && ! grep -q "\"vmas\"" "$tmp/out"'
 awk '{n = ""; for (i = 6; i <= NF; i++) n = n (i > 6 ? " " : "") $i; if (n == "") n = "[anon]"; c[n]++} END {for (k in c) print c[k], k}' "$maps" | sort > "$tmp/groups"
-check "maps --group counts VMAs per name" 'run 0 maps --group $target && awk "NR > 1 && \$NF != \"[total]\" {n = \"\"; for (i = 3; i <= NF; i++) n = n (i > 3 ? \" \" : \"\") \$i; print \$2, n}" "$tmp/out" | sort | cmp -s - "$tmp/groups"'
-check "maps --group --rss has a total row" 'run 0 maps --group --rss $target && grep -Eq "^ *[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +$(wc -l < "$maps") \[total\]$" "$tmp/out"'
+check "maps --group counts VMAs per name" 'run 0 maps --group $target && awk "NR > 2 && \$NF != \"[total]\" {n = \"\"; for (i = 3; i <= NF; i++) n = n (i > 3 ? \" \" : \"\") \$i; print \$2, n}" "$tmp/out" | sort | cmp -s - "$tmp/groups"'
+check "maps --group --rss has a total row" 'run 0 maps --group --rss $target && grep -Eq "^ *([0-9]+ +){10}$(wc -l < "$maps") \[total\]$" "$tmp/out"'
 check "maps --json: valid, unique keys, typed numbers, every VMA" '
 	run 0 maps --json $target &&
 	[ "$("$H" json -n start -n end -n size -n offset -n inode -n pid -l vmas < "$tmp/out")" = "$(wc -l < "$maps")" ]'
 check "maps --json --group --rss: typed numbers" '
-	run 0 maps --json --group --rss $target && "$H" json -n count -n size -n rss -n pss -n swap -l groups < "$tmp/out" > /dev/null'
+	run 0 maps --json --group --rss $target && "$H" json -n count -n size $rssnums -l groups < "$tmp/out" > /dev/null'
 if [ -z "$(command -v python3)" ]; then
 	skp "maps --json parses with python3" "no python3 (guest)"
 else
@@ -101,15 +154,23 @@ else
 fi
 
 # --- maps: bad input ---
+true & gone=$!
+wait $gone
 for p in abc -5 0 12x "" 99999999999; do
 	check "maps bad PID '$p' is a usage error" "usage_err maps '$p'"
 done
 check "maps without PID is a usage error" 'usage_err maps'
-check "maps with two PIDs is a usage error" 'usage_err maps 1 2'
+check "maps PID PID: both listings, each after its PID: COMMAND LINE" '
+	run 0 maps $target self && [ "$(grep -c "^$target: sleep 60$" "$tmp/out")" = 1 ] &&
+	grep -q "^[0-9]*: .*/mmext maps $target self$" "$tmp/out" && [ "$(grep -c VMAs$ "$tmp/out")" = 2 ]'
+check "maps --json PID PID: a document per process in processes[]" '
+	run 0 maps --json --rss $target self && [ "$("$H" json -n pid -n rss -l processes < "$tmp/out")" = 2 ] &&
+	grep -q "\"cmdline\":\"sleep 60\"" "$tmp/out"'
+check "maps PID PID with one gone: the other listed, exit 1" 'run 1 maps $gone $target && grep -q "^$target: sleep 60$" "$tmp/out" && grep -q "$gone: no such process" "$tmp/err"'
+check "maps --json PID PID with one gone: nothing on stdout, exit 1" 'run 1 maps --json $target $gone && [ ! -s "$tmp/out" ]'
+check "maps --rollup --group is a usage error" 'usage_err maps --rollup --group $target'
 check "maps bad backend is a usage error" 'usage_err maps --backend fast 1'
 check "maps --backend without a value is a usage error" 'usage_err maps 1 --backend'
-true & gone=$!
-wait $gone
 check "maps of a process that exited: exit 1, no such process" 'run 1 maps $gone && grep -q "no such process" "$tmp/err"'
 check "query of a process that exited: exit 1" 'run 1 query $gone 1000 && grep -q "no such process" "$tmp/err"'
 # Another user's process: as root, drop to nobody with the helper.
@@ -251,6 +312,38 @@ done
 check "watch --json: valid, typed, nothing missed" '
 	run 0 watch --json $w && "$H" json -n index -n written -n missed -l intervals < "$tmp/out" > /dev/null &&
 	grep -q "\"missed\":0" "$tmp/out"'
+# --- watch --pid: another process, through soft-dirty ---
+check "watch --help: another process through soft-dirty, as CRIU" 'run 0 watch --help && grep -q -- "--pid PID" "$tmp/out" && ! grep -q "own memory only\|caller.s own memory" "$tmp/out"'
+# covers FILE ADDR LEN: every report line of FILE has a range holding [ADDR, ADDR + LEN).
+covers() {
+	local lines=0 line r s e
+	while read -r line; do
+		lines=$((lines + 1))
+		for r in $(echo "${line##* }" | tr , ' '); do
+			s=$((16#${r%-*})) e=$((16#${r#*-}))
+			[ $s -le $((16#$2)) ] && [ $e -ge $((16#$2 + $3)) ] && continue 2
+		done
+		echo "# report without the written range: $line"; return 1
+	done < <(awk 'NR > 2' "$1")
+	[ $lines = 3 ]
+}
+if has soft_dirty; then
+	"$H" dirty 16 > "$tmp/dirty" & helpers="$helpers $!" dirty=$!
+	for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$tmp/dirty" ] && break; sleep 0.1; done
+	psz=$(getconf PAGESIZE 2>/dev/null || echo 4096)
+	check "watch --pid: every report shows the pages the process keeps writing" '
+		run 0 watch --pid $dirty -c 3 -i 100 && covers "$tmp/out" "$(cat "$tmp/dirty")" $((16 * psz))'
+	check "watch --pid --json: valid, typed, a written count per report" '
+		run 0 watch --json --pid $dirty -c 2 -i 50 && [ "$("$H" json -n pid -n written -n start -l intervals < "$tmp/out")" = 2 ]'
+	check "watch --pid of a process that exited: exit 1, no such process" 'run 1 watch --pid $gone -c 1 && grep -q "no such process" "$tmp/err"'
+else
+	check "watch --pid without soft-dirty: exit 1, the reason, nothing on stdout" '
+		run 1 watch --pid $target -c 1 && grep -q "cannot watch process $target: this kernel has no soft-dirty tracking" "$tmp/err" && [ ! -s "$tmp/out" ]'
+	skp "watch --pid: every report shows the pages the process keeps writing" "soft_dirty absent: $mmext_probe_line"
+fi
+for a in "--pid self" "--pid abc" "--pid" "--pid 1 --pages 8" "--pid 1 -b mprotect"; do
+	check "watch $a is a usage error" "usage_err watch $a"
+done
 for a in "--pages 0" "--pages x" "--interval 0" "--count -1" "--pattern zigzag" "--backend none" "-- ls" "--rate"; do
 	check "watch $a is a usage error" "usage_err watch $a"
 done

@@ -21,6 +21,9 @@
  *   cli_helper hold FILE...
  *       Map the first page of each FILE, print the address of each (hex, one per line)
  *       and then wait to be killed.
+ *   cli_helper dirty NPAGES
+ *       Map NPAGES anonymous pages, print their address (hex), then write every one
+ *       of them every 10 ms until killed.
  *   cli_helper closedpipe CMD [ARGS...]
  *       Run CMD with stdout a pipe whose reader has gone and SIGPIPE at its default, as
  *       a shell does; exits as CMD did (128 + N for signal N).
@@ -355,6 +358,25 @@ static int zombie_main(void)
 		pause();
 }
 
+static int dirty_main(int argc, char **argv)
+{
+	long psz = sysconf(_SC_PAGESIZE), n = argc > 1 ? atol(argv[1]) : 0, i, k;
+	char *p = n > 0 ? mmap(NULL, n * psz, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
+
+	if (p == MAP_FAILED) {
+		fprintf(stderr, "dirty: cannot map %ld pages\n", n);
+		return 1;
+	}
+	printf("%lx\n", (unsigned long)p);
+	fflush(stdout);
+	for (k = 0;; k++) {
+		for (i = 0; i < n; i++)
+			((volatile char *)p)[i * psz] = (char)k;
+		usleep(10000);
+	}
+}
+
 static int hold_main(int argc, char **argv)
 {
 	int i;
@@ -406,11 +428,13 @@ int main(int argc, char **argv)
 		return midexit_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "zombie"))
 		return zombie_main();
+	if (argc > 1 && !strcmp(argv[1], "dirty"))
+		return dirty_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "hold"))
 		return hold_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "closedpipe"))
 		return closedpipe_main(argc - 1, argv + 1);
 	fprintf(stderr, "usage: cli_helper json [-n KEY]... [-l KEY] | asuser UID CMD... | "
-		"midexit NVMAS CMD... | zombie | hold FILE... | closedpipe CMD...\n");
+		"midexit NVMAS CMD... | zombie | dirty NPAGES | hold FILE... | closedpipe CMD...\n");
 	return 2;
 }

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# What a reader of the man pages looks for: the usual sections, a page for every
+# exported function, each options struct spelled out in a SYNOPSIS, and in ERRORS
+# every errno the library can return. Prints one line per problem; exit 1 if any.
+#   man-content.sh [REPO]
+set -uo pipefail
+repo=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+cd "$repo" || exit 2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+bad=0
+problem() { echo "$*"; bad=1; }
+# section PAGE TITLE: the lines of one section.
+section() { awk -v t=".SH $2" '$0 == t || $0 == t "\"" {on = 1; next} /^\.SH/ {on = 0} on' "$1"; }
+
+for page in man/*.[1-8]; do
+	want=(SYNOPSIS EXAMPLES)
+	case $page in
+	*.[23]) want+=("RETURN VALUE" ERRORS) ;;
+	*.1) want+=("EXIT STATUS") ;;
+	esac
+	for s in "${want[@]}"; do
+		grep -qx "\.SH \"\?$s\"\?" "$page" || problem "$page: no $s section"
+	done
+done
+
+# The link pages make install writes: one per name in a NAME section.
+scripts/man-pages.sh install "$tmp/man" man/*.[1-8]
+for f in $(sed -n 's/^[[:space:]]*\(mmext_[a-z0-9_]*\);$/\1/p' lib/libmmext.map); do
+	[ -e "$tmp/man/man3/$f.3" ] || problem "$f: exported but named by no man page"
+done
+
+# Every member of every options struct, inside one SYNOPSIS.
+for s in $(sed -n 's/^struct \(mmext_[a-z_]*_opts\) {$/\1/p' lib/include/mmext/*.h); do
+	members=$(awk -v s="struct $s {" '$0 == s {on = 1; next} on && /^};/ {exit}
+		on && /;/ {sub(/;.*/, ""); sub(/\[.*/, ""); print $NF}' lib/include/mmext/*.h | tr -d '*')
+	found=0
+	for page in man/*.3; do
+		syn=$(section "$page" SYNOPSIS)
+		echo "$syn" | grep -q "^struct $s {" || continue
+		found=1
+		for m in $members; do
+			echo "$syn" | grep -qw -- "$m" || problem "$page: SYNOPSIS: struct $s lacks $m"
+		done
+	done
+	[ $found = 1 ] || problem "struct $s: in no SYNOPSIS"
+done
+
+# ERRORS: what the page's sources return, plus what they pass on from system calls
+# and the shared helpers (options, /proc, userfaultfd, memfd), read off the code;
+# maps_parse.c's EAGAIN stays inside maps.c.
+declare -A src=(
+	[mmext_maps.3]=maps.c [mmext_ww.3]=writewatch.c [mmext_pattern.3]=pattern.c
+	[mmext_names.3]=names.c [mmext_fork.3]=fork.c [mmext_probe.3]="" [mmext_version.3]=""
+)
+declare -A passed=(
+	[mmext_maps.3]="E2BIG EACCES EPERM EMFILE ENFILE"
+	[mmext_ww.3]="E2BIG EACCES EPERM ENOSYS EMFILE ENFILE"
+	[mmext_pattern.3]="E2BIG EMFILE ENFILE"
+	[mmext_names.3]="ESRCH EACCES EPERM ENOENT EBADF ENOMEM EMFILE ENFILE"
+	[mmext_fork.3]="E2BIG EAGAIN ENOMEM"
+	[mmext_probe.3]="EINVAL"
+	[mmext_version.3]=""
+)
+for page in man/*.3; do
+	p=${page#man/}
+	[ -n "${src[$p]+set}" ] || { problem "$page: $0 does not know its sources"; continue; }
+	errs=$(section "$page" ERRORS)
+	want=${passed[$p]}
+	for f in ${src[$p]}; do
+		want+=" $(grep -ohE '(return|[^!=<>]=|\?|:) -E[A-Z0-9]+' "lib/src/$f" | grep -o 'E[A-Z0-9]*$')"
+	done
+	for e in $(echo "$want" | tr ' ' '\n' | sort -u); do
+		echo "$errs" | grep -qE "^\.BR? .*\\b$e\\b" || problem "$page: ERRORS lacks $e"
+	done
+done
+exit $bad
