@@ -290,6 +290,18 @@ static int sd_clear_process(void)
 	return ret;
 }
 
+/* Start @w, a listed soft-dirty watch, with nothing written. */
+static int sd_clear_new(struct mmext_ww *w)
+{
+	int ret;
+
+	pthread_mutex_lock(&sd_lock);
+	ret = sd_clear_process();
+	memset(w->bits, 0, bits_bytes(w));
+	pthread_mutex_unlock(&sd_lock);
+	return ret;
+}
+
 static int sd_open(struct mmext_ww *w)
 {
 	int ret;
@@ -305,10 +317,8 @@ static int sd_open(struct mmext_ww *w)
 	pthread_mutex_lock(&sd_lock);
 	w->sd_next = sd_list;
 	sd_list = w;
-	ret = sd_clear_process();
-	memset(w->bits, 0, bits_bytes(w));
 	pthread_mutex_unlock(&sd_lock);
-	return ret;
+	return sd_clear_new(w);
 }
 
 static void sd_unlink(struct mmext_ww *w)
@@ -711,6 +721,9 @@ MMEXT_API int mmext_ww_open(void *addr, size_t len, const struct mmext_ww_opts *
 	 */
 	if (!ret && madvise(addr, end - w->start, MADV_NOHUGEPAGE) && errno != EINVAL)
 		ret = -errno;
+	/* The madvise may merge the range into a VMA the kernel marks soft-dirty whole. */
+	if (!ret && w->backend == MMEXT_WW_SOFT_DIRTY)
+		ret = sd_clear_new(w);
 	if (ret) {
 		ww_teardown(w);
 		free(w);
