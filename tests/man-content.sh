@@ -38,10 +38,10 @@ for s in $(sed -n 's/^struct \(mmext_[a-z_]*_opts\) {$/\1/p' lib/include/mmext/*
 	found=0
 	for page in man/*.3; do
 		syn=$(section "$page" SYNOPSIS)
-		echo "$syn" | grep -q "^struct $s {" || continue
+		grep -q "^struct $s {" <<< "$syn" || continue
 		found=1
 		for m in $members; do
-			echo "$syn" | grep -qw -- "$m" || problem "$page: SYNOPSIS: struct $s lacks $m"
+			grep -qw -- "$m" <<< "$syn" || problem "$page: SYNOPSIS: struct $s lacks $m"
 		done
 	done
 	[ $found = 1 ] || problem "struct $s: in no SYNOPSIS"
@@ -72,7 +72,7 @@ for page in man/*.3; do
 		want+=" $(grep -ohE '(return|[^!=<>]=|\?|:) -E[A-Z0-9]+' "lib/src/$f" | grep -o 'E[A-Z0-9]*$')"
 	done
 	for e in $(echo "$want" | tr ' ' '\n' | sort -u); do
-		echo "$errs" | grep -qE "^\.BR? .*\\b$e\\b" || problem "$page: ERRORS lacks $e"
+		grep -qE "^\.BR? .*\\b$e\\b" <<< "$errs" || problem "$page: ERRORS lacks $e"
 	done
 done
 exit $bad
