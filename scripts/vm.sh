@@ -75,7 +75,7 @@ rc=0
 timeout --foreground -k 5 "$timeout" qemu-system-x86_64 "${accel_args[@]}" -smp 2,sockets=2,cores=1,threads=1 -m "$mem" "${numa_args[@]}" \
 	-nographic -no-reboot -monitor none -nic none \
 	-kernel "$image" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 loglevel=6 printk.devkmsg=on brd.rd_nr=3 brd.rd_size=524288" \
+	-append "console=ttyS0 panic=-1 loglevel=6 log_buf_len=4M printk.devkmsg=on brd.rd_nr=3 brd.rd_size=524288" \
 	-serial stdio -serial "file:$logdir/channel.raw" \
 	< /dev/null > >(tee "$logdir/console.log" | sed -u 's/\r$//' >&2) || rc=$?
 sleep 0.2
