@@ -12,8 +12,8 @@ TITLE = "`/proc/pid/maps` and `PROCMAP_QUERY` without mmap_lock"
 TARGETS = ("host", "stock", "patched")
 
 # (runs, seconds per run) of the seed's mapper; vma_lookup runs per case.
-PLAN = {"quick": {"runs": 10, "seconds": 1.0, "lookup_runs": 5, "pairs": 21},
-        "full": {"runs": 100, "seconds": 2.0, "lookup_runs": 15, "pairs": 61}}
+PLAN = {"quick": {"runs": 10, "seconds": 1.0, "lookup_runs": 5, "pairs": 21, "cpu_runs": 10},
+        "full": {"runs": 100, "seconds": 2.0, "lookup_runs": 15, "pairs": 61, "cpu_runs": 40}}
 # "No slower uncontended reads (within 5%)": the lockless reader against the mmap_lock one.
 READ_GOAL_PCT = 5.0
 # The seed's figures (v3 cover letter; Paul McKenney's test, 10 s runs).
@@ -31,13 +31,14 @@ def runs(mode, target):
              (["--schedstats"] if target != "host" else [])),
             ("vma_lookup 10k", ["vma_lookup", "--vmas", "10000", "--runs", n]),
             ("vma_lookup 10k writer", ["vma_lookup", "--vmas", "10000", "--writer",
-                                       "--runs", n])] + (
+                                       "--runs", n]),
+            # What a reader pays, in CPU, for a target whose threads keep mmap_lock busy.
+            ("maps_reader_cpu", ["maps_reader_cpu", "--runs", str(p["cpu_runs"])])] + (
         # Both readers of the patched kernel on the same boot in alternate runs: boots
         # differ more than readers do (memory layout), so this is the fair comparison.
         [("vma_lookup 10k both readers", ["vma_lookup", "--vmas", "10000", "--lockless",
                                           "ab", "--runs", str(p["pairs"])]),
-         # File-backed lines: a path to print; the lockless readers copy them holding
-        # a file reference (kernel patches 0015-0016) instead of the VMA lock.
+         # File-backed lines: a path to print, under the VMA lock.
          ("vma_lookup 10k file both readers", ["vma_lookup", "--vmas", "10000", "--file",
                                                "--lockless", "ab", "--runs", str(p["pairs"])])]
         if target == "patched" else [])
@@ -51,7 +52,10 @@ def estimate(mode, target):
     per_lookup = 0.2 if target == "host" else 1.3
     # A pair of readers: two reads and 2 x 5000 lookups, about 0.1 s under TCG; two cases.
     pairs = 2 * p["pairs"] * 0.1 if target == "patched" else 0
-    return int(p["runs"] * p["seconds"] * 1.05 + 2 * p["lookup_runs"] * per_lookup + pairs + 3)
+    # maps_reader_cpu: two sets of whole reads of 1,200 lines, up to 0.1 s each in TCG.
+    cpu = 2 * p["cpu_runs"] * (0.01 if target == "host" else 0.1)
+    return int(p["runs"] * p["seconds"] * 1.05 + 2 * p["lookup_runs"] * per_lookup + pairs +
+               cpu + 3)
 
 
 def _runs(ctx, target):
@@ -219,6 +223,32 @@ def _lookup(ctx, target, what, backend):
     return r["median"] if r else None
 
 
+def _reader_cpu_section(ctx, targets):
+    """The reader's CPU and wall time per whole read, quiet target against busy writers."""
+    def get(t, what):
+        return ctx.one(target=t, group="maps_reader_cpu", case=what)
+    rows = [t for t in targets if get(t, "cpu per read, quiet")]
+    if not rows:
+        return []
+    q = get(rows[0], "cpu per read, quiet")
+    md = ["", f"What a reader pays (`bench/maps_reader_cpu`: whole reads of another process's "
+          f"maps, {q.get('lines', '?')} lines, {q['runs']} reads per case; busy: "
+          f"{(get(rows[0], 'cpu per read, busy writers') or {}).get('writers', '?')} threads of "
+          "the target call mprotect() in a loop). Medians, with the 10th-90th percentiles:", "",
+          "| kernel | CPU quiet | CPU busy | CPU busy/quiet | wall quiet | wall busy |",
+          "|---|---|---|---|---|---|"]
+
+    def cell(r):
+        return "–" if not r else f"{_g(r['median'] / 1000)} ms ({_g(r['p10'] / 1000)}-" \
+                                 f"{_g(r['p90'] / 1000)})"
+    for t in rows:
+        cq, cb = get(t, "cpu per read, quiet"), get(t, "cpu per read, busy writers")
+        wq, wb = get(t, "wall per read, quiet"), get(t, "wall per read, busy writers")
+        ratio = f"{cb['median'] / cq['median']:.2f}" if cq and cb and cq["median"] else "–"
+        md.append(f"| {t} | {cell(cq)} | {cell(cb)} | {ratio} | {cell(wq)} | {cell(wb)} |")
+    return md
+
+
 def report(ctx):
     targets = [t for t in TARGETS if _runs(ctx, t)]
     md = ["The seed's test (Paul McKenney's benchmark, v3 cover letter): one process unmaps "
@@ -318,6 +348,8 @@ def report(ctx):
             b = _lookup(ctx, "patched", what, backend)
             if a and b:
                 md.append(f"- {label}: {b / a:.2f}")
+
+    md += _reader_cpu_section(ctx, targets)
 
     ab = [(f"{label}, {kind}", pairstats.regression(r["a"], r["b"]))
           for file, kind in ((False, "anonymous VMAs"), (True, "memfd VMAs"))
