@@ -5,9 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <mmext/probe.h>
+#include <mmext/uapi.h>
 
 #include "bench.h"
 
@@ -193,4 +198,22 @@ void bench_init_opts(int argc, char **argv, const char *name, const char *usage,
 	bench_json(json);
 	printf("%-14s %-26s %-13s %12s %12s %12s %-12s %s\n", "GROUP", "CASE", "BACKEND",
 	       "MEDIAN", "MIN", "MAX", "UNIT", "RUNS");
+}
+
+int bench_refpage_fd(unsigned char fill)
+{
+	long nr = bench_read_long(MMEXT_REFPAGE_SYSFS, -1), psz = sysconf(_SC_PAGESIZE);
+	char *page;
+	int fd, ret;
+
+	if (nr < 0)
+		return -errno;
+	page = mmap(NULL, psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return -errno;
+	memset(page, fill, psz);
+	fd = syscall(nr, page, REFPAGE_CLOEXEC);
+	ret = fd < 0 ? -errno : fd;
+	munmap(page, psz);
+	return ret;
 }

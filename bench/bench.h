@@ -25,6 +25,8 @@ void bench_init_opts(int argc, char **argv, const char *name, const char *usage,
 		     const struct option *extra, int (*opt)(int val, const char *arg));
 /* The number at the start of a file (sysfs, procfs), or dflt with errno set. */
 long bench_read_long(const char *path, long dflt);
+/* A reference page filled with @fill, from the raw system call: its fd, or -errno. */
+int bench_refpage_fd(unsigned char fill);
 /* Monotonic nanoseconds. */
 double bench_ns(void);
 /* Sort v[0..n) and summarise it. */

@@ -70,24 +70,6 @@ static long rss_kib(const char *p)
 }
 
 /* The reference page fd an allocator would keep, or -errno. */
-static int open_reuse_fd(void)
-{
-	long nr = bench_read_long(MMEXT_REFPAGE_SYSFS, -1);
-	char *page;
-	int fd, ret;
-
-	if (nr < 0)
-		return -errno;
-	page = mmap(NULL, psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (page == MAP_FAILED)
-		return -errno;
-	memset(page, PATTERN, psz);
-	fd = syscall(nr, page, REFPAGE_CLOEXEC);
-	ret = fd < 0 ? -errno : fd;
-	munmap(page, psz);
-	return ret;
-}
-
 struct mapping {
 	char *p;
 	struct mmext_pattern *pat;
@@ -195,7 +177,7 @@ int main(int argc, char **argv)
 
 	bench_init(argc, argv, "refpage", usage, &runs);
 	psz = sysconf(_SC_PAGESIZE);
-	reuse_fd = open_reuse_fd();
+	reuse_fd = bench_refpage_fd(PATTERN);
 	v = calloc(runs, sizeof(*v));
 	for (b = 0; b < B__N; b++) {
 		ret = b == B_REFPAGE_REUSE && reuse_fd < 0 ? reuse_fd : check_one(b, 4096, &rss[b][0]);

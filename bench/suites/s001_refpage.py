@@ -22,6 +22,7 @@ SECONDS_PER_RUN = {"host": 0.04, "guest": 0.8}
 # under bench/pattern_shim.so; runs per method, plus one untimed run each. Quick mode
 # renders at 75 dpi, a quarter of the pixels (pages of 1.6 MB, still the shim's large
 # blocks), in about half the time: under TCG this program is most of the quick mode.
+SCALE_RUNS = {"quick": 0, "full": 10}
 HEAP_RUNS = {"quick": {"host": 3, "guest": 1}, "full": {"host": 15, "guest": 7}}
 HEAP_DPI = {"quick": 75, "full": 150}
 HEAP_SECONDS = {"host": 0.5, "guest": 13}       # per run of one method at 150 dpi
@@ -41,6 +42,12 @@ def runs(mode, target):
     key = "host" if target == "host" else "guest"
     pdf = os.path.join(BUILD, "bench", "heap.pdf") if key == "host" else "heap.pdf"
     out = [("refpage", ["refpage", "--runs", str(RUNS[mode][key])])]
+    # Many writers and mappers of one reference page at once, threads and processes; the
+    # anonymous baseline is measured in the same boot. Full mode only: quick must fit 7 min.
+    if target == "patched" and SCALE_RUNS[mode]:
+        for extra in ([], ["--processes"]):
+            out.append((f"refpage_scale{' processes' if extra else ''}",
+                        ["refpage_scale", "--runs", str(SCALE_RUNS[mode])] + extra))
     if _heap(mode, target):
         out.append(("pattern heap (pdftoppm)",
                      ["pattern_heap", "--runs", str(HEAP_RUNS[mode][key]),
@@ -50,7 +57,9 @@ def runs(mode, target):
 
 def estimate(mode, target):
     key = "host" if target == "host" else "guest"
-    return (int(RUNS[mode][key] * SECONDS_PER_RUN[key]) + 5
+    # refpage_scale: 1 s per run, 1 and 2 workers, two backends, threads and processes.
+    scale = 2 * 2 * 2 * SCALE_RUNS[mode] * 1.1 if target == "patched" else 0
+    return (int(RUNS[mode][key] * SECONDS_PER_RUN[key] + scale) + 5
             + _heap(mode, target) * int((HEAP_RUNS[mode][key] + 1) * len(HEAP_METHODS)
                                         * HEAP_SECONDS[key] * HEAP_DPI[mode] / 150))
 
@@ -144,7 +153,33 @@ def report(ctx):
         ax.set_ylabel("median µs per mapping (log)")
         ax.legend(fontsize=8)
     md += ["", ctx.plot(fig, "s001_refpage.png", "pattern memory medians per backend")]
+    md += scale_report(ctx, targets)
     return "\n".join(md)
+
+
+def scale_report(ctx, targets):
+    """Many workers mapping and writing one reference page against anonymous memory."""
+    rows = []
+    for t in targets:
+        for procs in (False, True):
+            got = {(r["backend"], r["workers"]): r for r in ctx.find(
+                target=t, group="refpage_scale", processes=procs)}
+            if not any(b == "refpage" for b, _ in got):
+                continue
+            for w in sorted({w for _, w in got}):
+                a, r = got.get(("anon_4k", w)), got.get(("refpage", w))
+                if a and r:
+                    rows.append(f"| {t} | {w} {'processes' if procs else 'threads'} | "
+                                f"{a['median']:.0f} ({a['min']:.0f}-{a['max']:.0f}) | "
+                                f"{r['median']:.0f} ({r['min']:.0f}-{r['max']:.0f}) | "
+                                f"{r['median'] / a['median']:.2f} |")
+    if not rows:
+        return []
+    return ["", "Many writers and mappers at once (`bench/refpage_scale`: each worker maps "
+            "1 MiB, writes every page and unmaps it, for 1 s per run; reference-page "
+            "workers all map one reference page). MiB written per second, median (min-max):",
+            "", "| kernel | workers | anon, base pages | reference page | ratio |",
+            "|---|---|---|---|---|"] + rows
 
 
 # The speed goals as paired verdicts: refpage's time against memset's, in percent.

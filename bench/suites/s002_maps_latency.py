@@ -12,7 +12,7 @@ TITLE = "`/proc/pid/maps` and `PROCMAP_QUERY` without mmap_lock"
 TARGETS = ("host", "stock", "patched")
 
 # (runs, seconds per run) of the seed's mapper; vma_lookup runs per case.
-PLAN = {"quick": {"runs": 10, "seconds": 1.0, "lookup_runs": 5, "pairs": 21, "cpu_runs": 10},
+PLAN = {"quick": {"runs": 10, "seconds": 1.0, "lookup_runs": 5, "pairs": 21, "cpu_runs": 5},
         "full": {"runs": 100, "seconds": 2.0, "lookup_runs": 15, "pairs": 61, "cpu_runs": 40}}
 # "No slower uncontended reads (within 5%)": the lockless reader against the mmap_lock one.
 READ_GOAL_PCT = 5.0
