@@ -147,8 +147,10 @@ cmd_export() {
 	say "exported $n patches to kernel/patches"
 }
 
+# config_frags VARIANT: patched.config holds options that only the queue adds.
 config_frags() {
 	echo "$QUEUE_DIR/config/base.config"
+	case $1 in patched*) echo "$QUEUE_DIR/config/patched.config" ;; esac
 	[ "${DEBUG:-0}" = 1 ] && echo "$QUEUE_DIR/config/debug.config"
 	[ "${BENCH:-0}" = 1 ] && echo "$QUEUE_DIR/config/bench.config"
 	return 0
@@ -164,7 +166,7 @@ check_config() {
 		"# CONFIG_"*" is not set") sym=${line#\# }; sym=${sym%% *}
 			! grep -q "^$sym=" "$cfg" || { echo "  wanted $sym off" >&2; bad=1; } ;;
 		esac
-	done < <(cat $(config_frags) | sed -nE 's/^# (CONFIG_[A-Za-z0-9_]+) is not set$/\1 &/p; s/^(CONFIG_[A-Za-z0-9_]+)=.*/\1 &/p' |
+	done < <(cat $(config_frags "$2") | sed -nE 's/^# (CONFIG_[A-Za-z0-9_]+) is not set$/\1 &/p; s/^(CONFIG_[A-Za-z0-9_]+)=.*/\1 &/p' |
 		 tac | sort -s -u -k1,1 | cut -d' ' -f2-)
 	[ $bad = 0 ] || die "kernel config fragments are not satisfied (see above)"
 }
@@ -185,13 +187,13 @@ cmd_build() {
 	[ "$src" = "$KSTOCK" ] || sync_tree
 	export CCACHE_BASEDIR=$MMEXT_BUILD CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
 	mkdir -p "$out"
-	h=$(cat $(config_frags) | sha256sum | cut -c1-16)
+	h=$(cat $(config_frags "$v") | sha256sum | cut -c1-16)
 	if [ ! -f "$out/.config" ] || [ "$(cat "$out/.mmext-config" 2>/dev/null)" != "$h" ]; then
 		say "configuring $v"
 		make_k "$src" "$out" tinyconfig >/dev/null
-		"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" $(config_frags) >/dev/null
+		"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" $(config_frags "$v") >/dev/null
 		make_k "$src" "$out" olddefconfig >/dev/null
-		check_config "$out/.config"
+		check_config "$out/.config" "$v"
 		echo "$h" > "$out/.mmext-config"
 	fi
 	say "building $v kernel in $out"
