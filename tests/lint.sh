@@ -60,10 +60,7 @@ done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$MMEXT_ROOT/kernel/series")
 result checkpatch $bad "$log"
 
 # The other bases' series are meant for mainline: --strict, with the base's own
-# checkpatch.pl when its tree is there (else 6.12's). Run outside any git tree: the
-# base trees have no history to look the Fixes: commit IDs up in, and this repo's
-# history is not the kernel's (the IDs are checked by hand, see the covers).
-nogit=$(mktemp -d)
+# checkpatch.pl when its tree is there (else 6.12's).
 for q in "$MMEXT_ROOT"/kernel/bases/*/; do
 	[ -f "$q/series" ] || continue
 	b=$(basename "$q")
@@ -72,7 +69,7 @@ for q in "$MMEXT_ROOT"/kernel/bases/*/; do
 	: > "$log"
 	bad=0
 	while read -r p; do
-		out=$(cd "$nogit" && "$cp_bin" --strict --terse --show-types "$q/patches/$p" 2>&1) && continue
+		out=$("$cp_bin" --strict --terse --show-types "$q/patches/$p" 2>&1) && continue
 		left=$(echo "$out" | grep -E ': (ERROR|WARNING|CHECK):' | while read -r line; do
 			type=$(echo "$line" | sed -n 's/.*: \(ERROR\|WARNING\|CHECK\):\([A-Z_0-9]*\):.*/\2/p')
 			allowed "$p" "$type" || echo "$line"
@@ -81,7 +78,6 @@ for q in "$MMEXT_ROOT"/kernel/bases/*/; do
 	done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$q/series")
 	result "checkpatch_strict_$b" $bad "$log"
 done
-rmdir "$nogit"
 
 : > "$log"
 bad=0
