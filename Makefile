@@ -32,6 +32,11 @@ kernel:
 export-queue:
 	scripts/kernel.sh export
 
+# Each series of each base (kernel/covers/, kernel/bases/*/covers/) as git format-patch
+# output with To/Cc in build/upstream/<base>/<series>/, checked to apply to its pristine base.
+upstream:
+	scripts/upstream.sh
+
 import-queue:
 	scripts/kernel.sh import
 
@@ -52,4 +57,4 @@ uninstall:
 clean:
 	$(MAKE) -C tests clean
 
-.PHONY: all demo check bench tests kernel export-queue import-queue install uninstall clean
+.PHONY: all demo check bench tests kernel export-queue import-queue upstream install uninstall clean

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # The kernel pipeline: pristine base tree, patch queue, builds, selftests.
 #
+#   kernel.sh [--base 6.12|7.3] COMMAND   (the base also from MMEXT_BASE; default 6.12)
 #   kernel.sh prepare          extract the pinned base into build/linux, apply the queue
 #   kernel.sh import [-f]      re-apply kernel/series to build/linux (keeps mtimes of
 #                              unchanged files, so only what a changed patch touches rebuilds)
@@ -11,14 +12,61 @@
 #                              each in a separate object dir)
 #   kernel.sh selftests        build the patched tree's tools/testing/selftests/{mm,proc}
 #   kernel.sh image VARIANT    print the path of the built bzImage
+# Paths are 6.12's; another base works in build/<base>/ (scripts/lib.sh: base_build) from
+# the queue in kernel/bases/<base>/.
 set -euo pipefail
+if [ "${1:-}" = --base ]; then export MMEXT_BASE=${2:?--base needs 6.12 or 7.3}; shift 2; fi
 . "$(dirname "$0")/lib.sh"
 
-QUEUE_DIR=$MMEXT_ROOT/kernel
+QUEUE_DIR=$BASE_QUEUE
+CONFIG_DIR=$MMEXT_ROOT/kernel/config
 STAMP=$KTREE/.git/mmext-queue   # "<queue hash> <HEAD after apply>"
+
+# A base from a suite this machine's apt does not use (MMEXT_BASE_APT in its base.conf):
+# fetch the package with apt-get under a private configuration in build/<base>/apt (its
+# own sources list, lists and cache; the host's sources and dpkg database are untouched)
+# and unpack it there; MMEXT_BASE_TARBALL then names the tarball inside.
+APT_DIR=$BASE_BUILD/apt
+apt_private() {
+	local cmd=$1; shift
+	"$cmd" -o Dir::Etc::sourcelist="$APT_DIR/sources.list" \
+		-o Dir::Etc::sourceparts="$APT_DIR/sources.list.d" \
+		-o Dir::Etc::preferencesparts="$APT_DIR/preferences.d" \
+		-o Dir::State="$APT_DIR/state" -o Dir::Cache="$APT_DIR/cache" \
+		-o Acquire::Languages=none "$@"
+}
+
+fetch_private() {
+	local deb
+	if [ "$(cat "$APT_DIR/root/version" 2>/dev/null)" = "$MMEXT_BASE_VERSION" ] &&
+	   [ -f "$APT_DIR/root$MMEXT_BASE_TARBALL" ]; then
+		return 0
+	fi
+	mkdir -p "$APT_DIR"/{sources.list.d,preferences.d,state/lists/partial,cache/archives/partial,dl}
+	echo "$MMEXT_BASE_APT" > "$APT_DIR/sources.list"
+	say "fetching $MMEXT_BASE_PKG=$MMEXT_BASE_VERSION through $APT_DIR/sources.list"
+	apt_private apt-get update >&2 || say "warning: apt-get update reported errors (above)"
+	apt_private apt-cache madison "$MMEXT_BASE_PKG" | awk '{print $3}' | grep -qxF "$MMEXT_BASE_VERSION" ||
+		die "$MMEXT_BASE_PKG $MMEXT_BASE_VERSION is not in '$MMEXT_BASE_APT'. Available:" \
+		    "$(apt_private apt-cache madison "$MMEXT_BASE_PKG" | awk '{print $3}' | xargs)." \
+		    "Move the pin in $QUEUE_DIR/base.conf and regenerate its selftest baseline."
+	rm -f "$APT_DIR"/dl/*.deb
+	(cd "$APT_DIR/dl" && apt_private apt-get download "$MMEXT_BASE_PKG=$MMEXT_BASE_VERSION" >&2) ||
+		die "downloading $MMEXT_BASE_PKG $MMEXT_BASE_VERSION failed"
+	deb=$(ls "$APT_DIR"/dl/*.deb)
+	rm -rf "$APT_DIR/root"
+	dpkg-deb -x "$deb" "$APT_DIR/root"
+	[ -f "$APT_DIR/root$MMEXT_BASE_TARBALL" ] || die "$deb holds no $MMEXT_BASE_TARBALL"
+	echo "$MMEXT_BASE_VERSION" > "$APT_DIR/root/version"
+}
 
 check_base_pkg() {
 	local have
+	if [ -n "${MMEXT_BASE_APT:-}" ]; then
+		fetch_private
+		MMEXT_BASE_TARBALL=$APT_DIR/root$MMEXT_BASE_TARBALL
+		return 0
+	fi
 	have=$(dpkg-query -W -f='${Version}' "$MMEXT_BASE_PKG" 2>/dev/null || true)
 	[ "$have" = "$MMEXT_BASE_VERSION" ] && [ -f "$MMEXT_BASE_TARBALL" ] && return 0
 	say "installing $MMEXT_BASE_PKG=$MMEXT_BASE_VERSION"
@@ -45,12 +93,13 @@ queue_hash() {
 git_k() { git -C "$KTREE" "$@"; }
 
 cmd_prepare() {
-	check_base_pkg
+	# A fetched base's package is only needed to create the tree.
+	[ -n "${MMEXT_BASE_APT:-}" ] && [ -d "$KTREE/.git" ] || check_base_pkg
 	if [ -d "$KTREE/.git" ]; then
 		local v
 		v=$(cat "$KTREE/.git/mmext-base-version" 2>/dev/null || true)
 		[ "$v" = "$MMEXT_BASE_VERSION" ] ||
-			die "$KTREE is built from '$v', the pin is $MMEXT_BASE_VERSION: export any work, then rm -rf $MMEXT_BUILD"
+			die "$KTREE is built from '$v', the pin is $MMEXT_BASE_VERSION: export any work, then rm -rf $BASE_BUILD"
 	else
 		say "extracting $MMEXT_BASE_TARBALL into $KTREE"
 		rm -rf "$KTREE" "$KSTOCK"
@@ -147,12 +196,24 @@ cmd_export() {
 	say "exported $n patches to kernel/patches"
 }
 
-# config_frags VARIANT: patched.config holds options that only the queue adds.
+# config_frags VARIANT: every base takes kernel/config/; a base whose kernel needs an option
+# spelled otherwise adds kernel/bases/<base>/config/<same name>, merged after the shared
+# fragment. A queue's patched.config holds options only that queue defines (patched only).
 config_frags() {
-	echo "$QUEUE_DIR/config/base.config"
-	case $1 in patched*) echo "$QUEUE_DIR/config/patched.config" ;; esac
-	[ "${DEBUG:-0}" = 1 ] && echo "$QUEUE_DIR/config/debug.config"
-	[ "${BENCH:-0}" = 1 ] && echo "$QUEUE_DIR/config/bench.config"
+	local f
+	for f in base patched debug bench; do
+		case $f in
+		patched)
+			case $1 in patched*) ;; *) continue ;; esac
+			[ ! -f "$QUEUE_DIR/config/patched.config" ] || echo "$QUEUE_DIR/config/patched.config"
+			continue ;;
+		debug) [ "${DEBUG:-0}" = 1 ] || continue ;;
+		bench) [ "${BENCH:-0}" = 1 ] || continue ;;
+		esac
+		echo "$CONFIG_DIR/$f.config"
+		[ "$QUEUE_DIR" = "$MMEXT_ROOT/kernel" ] || [ ! -f "$QUEUE_DIR/config/$f.config" ] ||
+			echo "$QUEUE_DIR/config/$f.config"
+	done
 	return 0
 }
 
@@ -227,5 +288,5 @@ cmd_image() {
 
 case ${1:-} in
 prepare|import|export|build|selftests|image) c=$1; shift; "cmd_$c" "$@" ;;
-*) sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+*) sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

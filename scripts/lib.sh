@@ -3,17 +3,38 @@
 
 MMEXT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 MMEXT_BUILD=${MMEXT_BUILD:-$MMEXT_ROOT/build}
-# shellcheck source=../kernel/base.conf
-. "$MMEXT_ROOT/kernel/base.conf"
-
-KTREE=$MMEXT_BUILD/linux          # git tree: pristine base commit + the queue
-KSTOCK=$MMEXT_BUILD/linux-stock   # worktree of the pristine base commit
-KOUT=$MMEXT_BUILD/out             # one object dir per build variant
-BASE_TAG=mmext-base
-QUEUE_BRANCH=mmext
 
 die() { echo "error: $*" >&2; exit 1; }
 say() { echo ">>> $*" >&2; }
+
+# The kernel base: 6.12 (Debian's LTS, the default) or mainline 7.3 (MMEXT_BASE=7.3, or
+# --base 7.3 where a script takes it). 6.12's queue is kernel/ itself; another base's
+# queue, base.conf, cover letters and selftest baseline live in kernel/bases/<base>/.
+MMEXT_BASE=${MMEXT_BASE:-6.12}
+base_queue() {
+	case $1 in
+	6.12) echo "$MMEXT_ROOT/kernel" ;;
+	*) [ -f "$MMEXT_ROOT/kernel/bases/$1/base.conf" ] ||
+		die "unknown base '$1' (6.12, or a directory of kernel/bases)"
+	   echo "$MMEXT_ROOT/kernel/bases/$1" ;;
+	esac
+}
+# The only map from a base to its build directory: 6.12 builds in build/, any other
+# base in build/<base>/ (its trees, objects, selftests, initramfs and logs).
+base_build() {
+	base_queue "$1" > /dev/null
+	case $1 in 6.12) echo "$MMEXT_BUILD" ;; *) echo "$MMEXT_BUILD/$1" ;; esac
+}
+BASE_QUEUE=$(base_queue "$MMEXT_BASE") || exit 1
+BASE_BUILD=$(base_build "$MMEXT_BASE") || exit 1
+# shellcheck source=../kernel/base.conf
+. "$BASE_QUEUE/base.conf"
+
+KTREE=$BASE_BUILD/linux          # git tree: pristine base commit + the queue
+KSTOCK=$BASE_BUILD/linux-stock   # worktree of the pristine base commit
+KOUT=$BASE_BUILD/out             # one object dir per build variant
+BASE_TAG=mmext-base
+QUEUE_BRANCH=mmext
 
 # A variant is stock or patched, plus -debug when DEBUG=1 (KASAN, kmemleak) or -bench
 # when BENCH=1 (no lockdep or DEBUG_VM, -O2: what benchmarks measure).

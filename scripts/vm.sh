@@ -3,23 +3,25 @@
 # Boot a built kernel under QEMU with an initramfs holding the test payload, run one
 # command in the guest, and exit with the guest command's status.
 #
-#   vm.sh [-k stock|patched] [-t SECONDS] [-l LOGDIR] [-m MEM] -- COMMAND [ARGS...]
+#   vm.sh [--base 6.12|7.3] [-k stock|patched] [-t SECONDS] [-l LOGDIR] [-m MEM] -- COMMAND [ARGS...]
 #
 # COMMAND runs as root in the guest, with the repo's build/guest payload at /mmext
-# (PATH includes /mmext/bin). DEBUG=1 boots the *-debug build, BENCH=1 the *-bench
-# one. MMEXT_ACCEL=kvm|tcg forces the accelerator; otherwise KVM is probed once per
-# machine and TCG used if it hangs.
+# (PATH includes /mmext/bin), and the base's selftests at /mmext/kselftest. --base (or
+# MMEXT_BASE) picks the kernel base, 6.12 by default. DEBUG=1 boots the *-debug build,
+# BENCH=1 the *-bench one. MMEXT_ACCEL=kvm|tcg forces the accelerator; otherwise KVM is
+# probed once per machine and TCG used if it hangs.
 # The run fails (exit 1) if the guest's dmesg has BUG:, WARNING:, Oops, KASAN, lockdep or
 # kmemleak reports, even when COMMAND passed; 124 on timeout. LOGDIR gets console.log,
 # output.log (the command's output) and dmesg.log.
 set -euo pipefail
+if [ "${1:-}" = --base ]; then export MMEXT_BASE=${2:?--base needs 6.12 or 7.3}; shift 2; fi
 . "$(dirname "$0")/lib.sh"
 
 kernel=patched timeout=1800 logdir="" mem=3G
 while getopts "k:t:l:m:" o; do
 	case $o in
 	k) kernel=$OPTARG ;; t) timeout=$OPTARG ;; l) logdir=$OPTARG ;; m) mem=$OPTARG ;;
-	*) sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+	*) sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -28,8 +30,8 @@ shift $((OPTIND - 1))
 
 v=$(variant_name "$kernel")
 image=$KOUT/$v/arch/x86/boot/bzImage
-[ -f "$image" ] || die "$image missing: run 'scripts/kernel.sh build $kernel'"
-logdir=${logdir:-$MMEXT_BUILD/logs/vm-$v}
+[ -f "$image" ] || die "$image missing: run 'scripts/kernel.sh --base $MMEXT_BASE build $kernel'"
+logdir=${logdir:-$BASE_BUILD/logs/vm-$v}
 mkdir -p "$logdir"
 
 # Nested KVM on these machines hangs before the kernel prints anything: probe with a
@@ -56,7 +58,7 @@ kvm) accel_args=(-accel kvm -cpu host) ;;
 *) accel_args=(-accel tcg,thread=multi -cpu max) ;;
 esac
 
-initrd=$MMEXT_BUILD/guest-$v.cpio.gz
+initrd=$BASE_BUILD/guest-$v.cpio.gz
 "$MMEXT_ROOT/scripts/mkinitramfs.sh" "$v" "$initrd" "$@"
 
 # Two NUMA nodes, one vCPU (its own socket: CPUs sharing a cache across nodes make the

@@ -59,6 +59,26 @@ while read -r p; do
 done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$MMEXT_ROOT/kernel/series")
 result checkpatch $bad "$log"
 
+# The other bases' series are meant for mainline: --strict, with the base's own
+# checkpatch.pl when its tree is there (else 6.12's).
+for q in "$MMEXT_ROOT"/kernel/bases/*/; do
+	[ -f "$q/series" ] || continue
+	b=$(basename "$q")
+	cp_bin=$(base_build "$b")/linux/scripts/checkpatch.pl
+	[ -x "$cp_bin" ] || cp_bin=$KTREE/scripts/checkpatch.pl
+	: > "$log"
+	bad=0
+	while read -r p; do
+		out=$("$cp_bin" --strict --terse --show-types "$q/patches/$p" 2>&1) && continue
+		left=$(echo "$out" | grep -E ': (ERROR|WARNING|CHECK):' | while read -r line; do
+			type=$(echo "$line" | sed -n 's/.*: \(ERROR\|WARNING\|CHECK\):\([A-Z_0-9]*\):.*/\2/p')
+			allowed "$p" "$type" || echo "$line"
+		done)
+		[ -z "$left" ] || { echo "$left" >> "$log"; bad=1; }
+	done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$q/series")
+	result "checkpatch_strict_$b" $bad "$log"
+done
+
 : > "$log"
 bad=0
 make -s -C "$MMEXT_ROOT/bench" check > "$log" 2>&1 || bad=1

@@ -11,39 +11,72 @@
 #   patched the same in a guest running 6.12 with our queue
 #   patched-cow-all  (not run by default) the selftest subset in the patched guest with
 #           COW page tables forced on for every fork (/sys/kernel/mm/cow_pte/force_all)
+#   mainline  (not run by default) stock and patched on the mainline base, 7.3: the same
+#           as "tests/run.sh --base 7.3", whose tiers are stock and patched only
 # A selftest that passes in selftests-baseline.txt (stock's results) must pass everywhere;
 # one that fails there too is reported as a known failure and counted as skipped, unless
 # selftests-fixed.txt names it: a stock bug our queue fixes, so it must pass on patched,
 # and its failures on stock (even intermittent ones) count as skipped.
 # Any kernel splat in a guest fails that tier. Ends with "N passed, N failed, N skipped".
 #
-#   tests/run.sh [--tiers "lint host host-asan fuzz stock patched"] [--update-baseline]
-# DEBUG=1 uses the KASAN/kmemleak builds for the guest tiers.
+#   tests/run.sh [--base 6.12|7.3] [--tiers "lint host host-asan fuzz stock patched"]
+#                [--update-baseline]
+# --base (or MMEXT_BASE) sets the kernel of the stock and patched tiers (default 6.12);
+# each base has its own baseline (7.3's in kernel/bases/7.3/). DEBUG=1 uses the
+# KASAN/kmemleak builds for the guest tiers.
 set -uo pipefail
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+	[ "${args[i]}" = --base ] && export MMEXT_BASE=${args[i + 1]:-}
+done
 . "$(dirname "$0")/../scripts/lib.sh"
 
 tiers="lint host host-asan fuzz stock patched" update_baseline=0
+# The host tiers do not depend on the base: another base runs only its guests.
+[ "$MMEXT_BASE" = 6.12 ] || tiers="stock patched"
 while [ $# -gt 0 ]; do
 	case $1 in
+	--base) shift ;;
 	--tiers) tiers=$2; shift ;;
 	--update-baseline) update_baseline=1 ;;
-	*) sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+	*) sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 	esac
 	shift
 done
 
-baseline=$MMEXT_ROOT/tests/selftests-baseline.txt
+if [ "$MMEXT_BASE" = 6.12 ]; then
+	baseline=$MMEXT_ROOT/tests/selftests-baseline.txt
+else
+	baseline=$BASE_QUEUE/selftests-baseline.txt
+	case " $tiers " in *" mainline "*|*" lint "*|*" host"*|*" fuzz "*)
+		die "--base $MMEXT_BASE runs the stock, patched and patched-cow-all tiers only" ;;
+	esac
+fi
 fixed=$MMEXT_ROOT/tests/selftests-fixed.txt
-logs=$MMEXT_BUILD/logs/tests
+logs=$BASE_BUILD/logs/tests
 mkdir -p "$logs"
 set -e
 "$MMEXT_ROOT/scripts/deps.sh"
-"$MMEXT_ROOT/scripts/kernel.sh" prepare
 want() { case " $tiers " in *" $1 "*) return 0 ;; esac; return 1; }
+# The tests and the guest payload are compiled against patched 6.12's uapi headers, and
+# are the same whichever base boots them.
+MMEXT_BASE=6.12 "$MMEXT_ROOT/scripts/kernel.sh" prepare
+MMEXT_BASE=6.12 "$MMEXT_ROOT/scripts/kernel.sh" build patched
+if [ "$MMEXT_BASE" != 6.12 ]; then
+	"$MMEXT_ROOT/scripts/kernel.sh" prepare
+	"$MMEXT_ROOT/scripts/kernel.sh" build patched
+fi
 want stock && "$MMEXT_ROOT/scripts/kernel.sh" build stock
-# Always built: its uapi headers are the ones every test is compiled against.
-"$MMEXT_ROOT/scripts/kernel.sh" build patched
 if want stock || want patched || want patched-cow-all; then "$MMEXT_ROOT/scripts/kernel.sh" selftests; fi
+# The selftest subset as the guest runs it. A base without some of the queue's selftests
+# lists them, with the reason, in its selftests-skip.txt; the filtered list sits next to
+# the base's selftests (/mmext/kselftest in the guest), where its relative paths still hold.
+guest_list=/mmext/tests/selftests.list
+if [ -f "$BASE_QUEUE/selftests-skip.txt" ] && [ "$MMEXT_BASE" != 6.12 ]; then
+	awk 'NR == FNR { if ($1 !~ /^#/) skip[$1] = 1; next } !($1 in skip)' \
+		"$BASE_QUEUE/selftests-skip.txt" "$MMEXT_ROOT/tests/selftests.list" > "$KOUT/kselftest/selftests.list"
+	guest_list=/mmext/kselftest/selftests.list
+fi
 make -s -C "$MMEXT_ROOT/tests"
 want host-asan && make -s -C "$MMEXT_ROOT/tests" SANITIZE=1 OUT="$MMEXT_BUILD/guest-asan"
 make -s -C "$MMEXT_ROOT/examples"
@@ -61,9 +94,9 @@ tally() {
 		known=""
 		if [ "$res" = fail ]; then
 			if grep -qx "$name" "$fixed"; then
-				[ "$tier" = stock ] && known="on stock 6.12 (a bug the queue fixes)"
+				[ "$tier" = stock ] && known="on stock $MMEXT_BASE (a bug the queue fixes)"
 			elif [ "$base" = fail ]; then
-				known="on stock 6.12 too (baseline)"
+				known="on stock $MMEXT_BASE too (baseline)"
 			fi
 		fi
 		if [ -n "$known" ]; then
@@ -110,23 +143,40 @@ for tier in $tiers; do
 		[ "${DEBUG:-0}" = 1 ] && suite_t=1800 vm_t=7200
 		if [ $tier = patched-cow-all ]; then
 			# Test switch: every fork shares PTE tables; the selftest subset must not notice.
-			"$MMEXT_ROOT/scripts/vm.sh" -k patched -t $vm_t -l "$MMEXT_BUILD/logs/vm-$tier" -- \
+			"$MMEXT_ROOT/scripts/vm.sh" -k patched -t $vm_t -l "$BASE_BUILD/logs/vm-$tier" -- \
 				sh -c "echo 1 > /sys/kernel/mm/cow_pte/force_all &&
-				       exec /mmext/tests/run-suite.sh -t $suite_t -R /mmext/tests/selftests.list"
+				       exec /mmext/tests/run-suite.sh -t $suite_t -R $guest_list"
 		else
-			"$MMEXT_ROOT/scripts/vm.sh" -k $tier -t $vm_t -l "$MMEXT_BUILD/logs/vm-$tier" -- \
+			"$MMEXT_ROOT/scripts/vm.sh" -k $tier -t $vm_t -l "$BASE_BUILD/logs/vm-$tier" -- \
 				/mmext/tests/run-suite.sh -t $suite_t /mmext/bin/tests.list \
-				-R /mmext/tests/selftests.list
+				-R $guest_list
 		fi
 		rc=$?
-		cp "$MMEXT_BUILD/logs/vm-$tier/output.log" "$out" 2>/dev/null || : > "$out"
-		if [ $rc = 1 ] && [ -s "$MMEXT_BUILD/logs/vm-$tier/splats.log" ]; then
-			failures+=("$tier: kernel splat in dmesg ($MMEXT_BUILD/logs/vm-$tier/splats.log)")
+		cp "$BASE_BUILD/logs/vm-$tier/output.log" "$out" 2>/dev/null || : > "$out"
+		if [ $rc = 1 ] && [ -s "$BASE_BUILD/logs/vm-$tier/splats.log" ]; then
+			failures+=("$tier: kernel splat in dmesg ($BASE_BUILD/logs/vm-$tier/splats.log)")
 			total_fail=$((total_fail + 1))
 		elif ! grep -q '^RESULT ' "$out"; then
-			failures+=("$tier: guest run produced no results (exit $rc; $MMEXT_BUILD/logs/vm-$tier/console.log)")
+			failures+=("$tier: guest run produced no results (exit $rc; $BASE_BUILD/logs/vm-$tier/console.log)")
 			total_fail=$((total_fail + 1))
 		fi
+		;;
+	mainline)
+		# The mainline base's own run; its totals and failures join this run's.
+		ub=()
+		[ $update_baseline = 1 ] && ub=(--update-baseline)
+		"$0" --base 7.3 --tiers "stock patched" "${ub[@]}" 2>&1 | tee "$logs/mainline.log"
+		read -r mp mf ms < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/p' \
+			"$logs/mainline.log" | tail -n1)
+		if [ -z "${mp:-}" ]; then
+			failures+=("mainline: the 7.3 run ended without totals ($logs/mainline.log)")
+			total_fail=$((total_fail + 1))
+		else
+			total_pass=$((total_pass + mp)) total_fail=$((total_fail + mf)) total_skip=$((total_skip + ms))
+			while read -r line; do failures+=("mainline: $line"); done < <(sed -n '/^Failures:$/,/^[0-9]* passed/p' \
+				"$logs/mainline.log" | sed -n 's/^  //p')
+		fi
+		: > "$out"
 		;;
 	*) echo "unknown tier $tier" >&2; exit 2 ;;
 	esac
@@ -134,8 +184,8 @@ for tier in $tiers; do
 	while read -r _ name; do flaky+=("$tier: $name failed once and passed on retry"); done < <(grep '^FLAKY ' "$out")
 	if [ $update_baseline = 1 ] && [ $tier = stock ]; then
 		{
-			echo "# Stock 6.12 ($MMEXT_BASE_VERSION) results of tests/selftests.list in our guest,"
-			echo "# written by 'tests/run.sh --tiers stock --update-baseline'. NAME RESULT PASS FAIL SKIP"
+			echo "# Stock $MMEXT_BASE ($MMEXT_BASE_VERSION) results of tests/selftests.list in our guest,"
+			echo "# written by 'tests/run.sh --base $MMEXT_BASE --tiers stock --update-baseline'. NAME RESULT PASS FAIL SKIP"
 			grep '^RESULT ' "$out" | awk 'NR==FNR {want[$1]=1; next} ($2 in want) {print $2, $3, $4, $5, $6}' \
 				<(grep -v '^#' "$MMEXT_ROOT/tests/selftests.list") -
 		} > "$baseline"

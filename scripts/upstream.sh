@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Make every series of every base ready for git send-email, and check that it applies to
+# its pristine base on its own.
+#
+#   upstream.sh [--base 6.12|7.3]...     (default: every base)
+#
+# A series is a cover letter in the base's covers/ directory (kernel/covers/ for 6.12,
+# kernel/bases/<base>/covers/ for another base) whose text says which patches it holds:
+# "Patches 0027-0029 of `kernel/series`", ranges joined by "and". For each one, in a
+# scratch worktree of the pristine base commit (tag mmext-base of the base's tree):
+#   - git am of the series' patches, as kernel/ holds them: a series that needs the rest
+#     of the queue under it fails here, and the run fails;
+#   - git format-patch --cover-letter --base into build/upstream/<base>/<series>/, the
+#     cover letter's subject and text from the cover, To: the maintainers and Cc: the
+#     reviewers and lists that scripts/get_maintainer.pl names (--no-git: no history
+#     needed, so it works offline);
+#   - checkpatch.pl on every patch, findings allowed only as in tests/checkpatch-allow.txt
+#     (which explains each, UNKNOWN_COMMIT_ID among them: the base trees hold no history
+#     to find the Fixes: IDs in). --strict for the mainline bases, whose series are the
+#     ones to send; 6.12's series are held to the lint tier's level, as in the queue.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+bases=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--base) bases+=("$2"); shift ;;
+	*) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+	esac
+	shift
+done
+if [ ${#bases[@]} = 0 ]; then
+	bases=(6.12)
+	for d in "$MMEXT_ROOT"/kernel/bases/*/; do [ -f "$d/base.conf" ] && bases+=("$(basename "$d")"); done
+fi
+
+allow=$MMEXT_ROOT/tests/checkpatch-allow.txt
+allowed() {
+	local glob type
+	while read -r glob type; do
+		case $glob in ''|'#'*) continue ;; esac
+		# shellcheck disable=SC2254
+		case $1 in $glob) [ "$type" = "$2" ] && return 0 ;; esac
+	done < "$allow"
+	return 1
+}
+
+# series_patches COVER SERIESFILE: the queue's patch files the cover letter names.
+series_patches() {
+	local ranges r a b p n
+	ranges=$(grep -o -m1 -E '[Pp]atches [0-9]{4}-[0-9]{4}(,? (and )?[0-9]{4}-[0-9]{4})* of `?kernel/' "$1" |
+		grep -o -E '[0-9]{4}-[0-9]{4}') || return 1
+	for r in $ranges; do
+		a=$((10#${r%-*})) b=$((10#${r#*-}))
+		while read -r p; do
+			n=$((10#${p%%-*}))
+			[ $n -ge $a ] && [ $n -le $b ] && echo "$p"
+		done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$2")
+	done
+}
+
+bad=0
+for base in "${bases[@]}"; do
+	queue=$(base_queue "$base")
+	tree=$(base_build "$base")/linux
+	[ -d "$tree/.git" ] || die "$tree missing: run 'scripts/kernel.sh --base $base prepare'"
+	strict=--strict
+	[ "$base" = 6.12 ] && strict=
+	out=$MMEXT_BUILD/upstream/$base
+	rm -rf "$out"
+	mkdir -p "$out"
+	scratch=$(mktemp -d)
+	trap 'git -C "$tree" worktree remove --force "$scratch/tree" 2>/dev/null; rm -rf "$scratch"' EXIT
+	# A sparse worktree (the series' files, MAINTAINERS and get_maintainer.pl): checking
+	# out the whole tree would take minutes.
+	git -C "$tree" worktree add -q --no-checkout --detach "$scratch/tree" mmext-base
+	for cover in "$queue"/covers/*.md; do
+		name=$(basename "$cover" .md)
+		mapfile -t patches < <(series_patches "$cover" "$queue/series" || true)
+		if [ ${#patches[@]} = 0 ]; then
+			say "$base/$name: the cover names no patches of the series file; skipped"
+			continue
+		fi
+		git -C "$scratch/tree" sparse-checkout set --no-cone /MAINTAINERS /scripts/get_maintainer.pl \
+			$(cd "$queue/patches" && sed -nE 's#^diff --git a/(.*) b/(.*)$#/\1 /\2#p' "${patches[@]}" | tr ' ' '\n' | sort -u)
+		git -C "$scratch/tree" reset -q --hard mmext-base
+		if ! git -C "$scratch/tree" am -q --keep-cr "${patches[@]/#/$queue/patches/}" > "$out/$name.am.log" 2>&1; then
+			git -C "$scratch/tree" am --abort > /dev/null 2>&1 || true
+			say "$base/$name: does NOT apply to the pristine base on its own ($out/$name.am.log)"
+			bad=1
+			continue
+		fi
+		title=$(grep -m1 -E '\[PATCH 0/[0-9]+\]' "$cover" | sed -E 's/^#? *\[PATCH 0\/[0-9]+\] *//; s/ \([0-9.]+\)$//')
+		# get_maintainer.pl wants a whole tree around it: the base's own (its MAINTAINERS).
+		to=$(git -C "$scratch/tree" diff mmext-base HEAD | (cd "$tree" && ./scripts/get_maintainer.pl \
+			--no-git --no-git-fallback --no-rolestats --m --no-r --no-l) | paste -sd, -)
+		cc=$(git -C "$scratch/tree" diff mmext-base HEAD | (cd "$tree" && ./scripts/get_maintainer.pl \
+			--no-git --no-git-fallback --no-rolestats --no-m --r --l) | paste -sd, -)
+		dir=$out/$name
+		git -C "$scratch/tree" format-patch -q --cover-letter --base=mmext-base --zero-commit \
+			--no-signature ${to:+--to="$to"} ${cc:+--cc="$cc"} -o "$dir" mmext-base..HEAD
+		# The cover letter: its subject and text from the cover, minus markup comments.
+		blurb=$(mktemp)
+		sed -e '/^<!--.*-->$/d' -e '/\[PATCH 0\/[0-9]*\]/d' "$cover" | sed -e '/./,$!d' > "$blurb"
+		c=$(ls "$dir"/0000-*.patch)
+		TITLE=$title BLURB=$blurb perl -0pi -e '
+			s/\*\*\* SUBJECT HERE \*\*\*/$ENV{TITLE}/;
+			my $b = do { local $/; open my $f, "<", $ENV{BLURB} or die; <$f> };
+			s/\*\*\* BLURB HERE \*\*\*\n/$b/;' "$c"
+		rm -f "$blurb"
+		n_bad=0
+		for p in "$dir"/*.patch; do
+			case $(basename "$p") in 0000-*) continue ;; esac
+			res=$(cd "$tree" && ./scripts/checkpatch.pl $strict --terse --show-types "$p" 2>&1 |
+				grep -E ': (ERROR|WARNING|CHECK):' || true)
+			[ -n "$res" ] || continue
+			# The allow list names the queue's patch files: match by subject.
+			q=$(basename "$p")
+			while read -r line; do
+				type=$(echo "$line" | sed -n 's/.*: \(ERROR\|WARNING\|CHECK\):\([A-Z_0-9]*\):.*/\2/p')
+				allowed "$q" "$type" || { echo "  $line"; n_bad=1; }
+			done <<< "$res"
+		done
+		[ $n_bad = 0 ] || bad=1
+		say "$base/$name: ${#patches[@]} patches apply to the pristine base; checkpatch${strict:+ $strict}" \
+		    "$([ $n_bad = 0 ] && echo 'finds nothing beyond tests/checkpatch-allow.txt' || echo 'has findings (above)'); $dir"
+	done
+	git -C "$tree" worktree remove --force "$scratch/tree"
+	rm -rf "$scratch"
+done
+[ $bad = 0 ]
