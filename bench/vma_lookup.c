@@ -94,9 +94,8 @@ static char *make_vmas(size_t pages)
 	size_t i;
 
 	/*
-	 * --file: lines with a path to print. One memfd for all the VMAs: the lockless
-	 * maps reader copies such lines holding one file reference for the whole run of
-	 * them (kernel patch 0015), its best case; PROCMAP_QUERY takes one per query (0016).
+	 * --file: lines with a path to print. One memfd for all the VMAs; the lockless
+	 * maps reader takes each one's VMA lock, as PROCMAP_QUERY does.
 	 */
 	if (file_vmas) {
 		fd = memfd_create("vma_lookup", MFD_CLOEXEC);
