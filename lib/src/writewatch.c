@@ -219,8 +219,12 @@ static int pms_open(struct mmext_ww *w)
 	w->uffd = mmext__uffd_open(UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED);
 	if (w->uffd < 0)
 		return w->uffd;
+	/*
+	 * The range is checked and mapped: EINVAL is memory userfaultfd cannot
+	 * write-protect (a reference-page mapping), which this backend cannot watch.
+	 */
 	if (ioctl(w->uffd, UFFDIO_REGISTER, &reg))
-		return -errno;
+		return errno == EINVAL ? -EOPNOTSUPP : -errno;
 	w->pagemap_fd = mmext__open_proc(0, "pagemap", O_RDONLY);
 	if (w->pagemap_fd < 0)
 		return w->pagemap_fd;

@@ -97,7 +97,9 @@ struct mmext_ww;
  *  -EINVAL      bad range, flags or backend; MPROTECT on a range that is not rw
  *  -E2BIG       unknown nonzero options
  *  -ENOMEM      part of the range is unmapped, or out of memory
- *  -EOPNOTSUPP  the forced backend (or, for AUTO, both kernel backends) is unavailable
+ *  -EOPNOTSUPP  the forced backend (or, for AUTO, both kernel backends) is unavailable;
+ *               PAGEMAP_SCAN forced on memory userfaultfd cannot write-protect (a
+ *               reference-page mapping: AUTO uses SOFT_DIRTY there)
  *  -EBUSY       PAGEMAP_SCAN: the range is already registered with a userfaultfd;
  *               MPROTECT: the range overlaps another MPROTECT watch
  *  -EPERM       PAGEMAP_SCAN forced but userfaultfd is not allowed
