@@ -51,6 +51,16 @@ int mmext__maps_parse_next(const char *line, const char *end, struct mmext_vma *
 /* Set kind, flags and anon_name from name, name_len and inode. */
 void mmext__vma_classify(struct mmext_vma *v);
 
+/*
+ * Whether this build may issue the refpage_create() number the kernel publishes: it
+ * is the x86-64 table's, and ia32 or x32 callers enter the kernel through another.
+ */
+#if defined(__x86_64__) && !defined(__ILP32__)
+#define MMEXT__REFPAGE_ABI	1
+#else
+#define MMEXT__REFPAGE_ABI	0
+#endif
+
 /* 1 when mmext_probe() says feature f is available. */
 bool mmext__have(enum mmext_feature f);
 

@@ -249,6 +249,12 @@ static void probe_one(enum mmext_feature f, struct mmext_feature_status *st)
 		probe_anon_name(st, true);
 		break;
 	case MMEXT_FEAT_REFPAGE:
+		/* Checked before the marker, whose number would mean another call here. */
+		if (!MMEXT__REFPAGE_ABI) {
+			set(st, ENOSYS, "the published refpage_create() number is for x86-64 "
+					"callers; this libmmext is an ia32, x32 or non-x86 build");
+			break;
+		}
 		probe_marker(st, MMEXT_REFPAGE_SYSFS, false,
 			     "no reference pages: not in any released kernel; needs the mmext "
 			     "refpage patch (marker " MMEXT_REFPAGE_SYSFS ")");

@@ -21,7 +21,10 @@
 extern "C" {
 #endif
 
-/* Decimal x86-64 system call number of refpage_create() on this kernel. */
+/*
+ * Decimal x86-64 system call number of refpage_create() on this kernel. Only x86-64
+ * builds use it: for an ia32 or x32 build MMEXT_FEAT_REFPAGE is unavailable (ENOSYS).
+ */
 #define MMEXT_REFPAGE_SYSFS	"/sys/kernel/mm/refpage/syscall_nr"
 /* "1" when /proc/PID/maps and PROCMAP_QUERY are read without mmap_lock. */
 #define MMEXT_MAPS_LOCKLESS_SYSFS "/sys/kernel/mm/lockless_maps/enabled"
@@ -52,7 +55,8 @@ struct mmext_feature_status {
 	/*
 	 * 0 when available, else the positive errno explaining why not:
 	 * ENOENT  the mmext kernel patch is absent (its marker file is missing)
-	 * ENOSYS  the system call does not exist (feature configured out)
+	 * ENOSYS  the system call does not exist (feature configured out), or not for
+ *         this build's ABI (refpage_create() from ia32 or x32)
 	 * ENOTTY  the ioctl is unknown (kernel too old)
 	 * EINVAL  the kernel rejects the request (too old, or configured out)
 	 * EOPNOTSUPP  the kernel accepts the request but the feature is compiled out
