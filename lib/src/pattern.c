@@ -33,10 +33,14 @@ struct pattern_req {
 
 struct pattern_backend {
 	int id;
+	bool exec;	/* can map PROT_EXEC */
 	int (*map)(const struct pattern_req *r, void **addr);
 };
 
-/* A new reference page of the pattern: an O_CLOEXEC fd, or -errno. */
+/*
+ * A new reference page of the pattern: an O_CLOEXEC fd, or -errno. -EOPNOTSUPP also
+ * when a seccomp filter answers ENOSYS; its EPERM or EACCES is passed on.
+ */
 static int refpage_new(const struct pattern_req *r)
 {
 	size_t psz = mmext__page_size(), i;
@@ -54,7 +58,7 @@ static int refpage_new(const struct pattern_req *r)
 	for (i = 0; i < psz; i += r->pattern_len)
 		memcpy(page + i, r->pattern, r->pattern_len);
 	fd = syscall(nr, page, REFPAGE_CLOEXEC);
-	ret = fd < 0 ? -errno : fd;
+	ret = fd >= 0 ? fd : errno == ENOSYS ? -EOPNOTSUPP : -errno;
 	free(page);
 	return ret;
 }
@@ -264,10 +268,21 @@ out:
 	return ret;
 }
 
+/* Reference pages are never executable: the kernel refuses PROT_EXEC (EPERM). */
 static const struct pattern_backend backends[] = {
-	{ MMEXT_PATTERN_KERNEL, kernel_map },
-	{ MMEXT_PATTERN_EMULATED, emulated_map },
+	{ MMEXT_PATTERN_KERNEL, false, kernel_map },
+	{ MMEXT_PATTERN_EMULATED, true, emulated_map },
 };
+
+/*
+ * Whether AUTO may try the next backend after this failure: the backend is absent,
+ * or a seccomp filter or LSM refused it. Anything else (EMFILE, ENOMEM) would fail
+ * the next backend too, or is the caller's to see.
+ */
+static bool try_next(int ret)
+{
+	return ret == -EOPNOTSUPP || ret == -EPERM || ret == -EACCES;
+}
 
 MMEXT_API int mmext_pattern_map(const void *pattern, size_t pattern_len, size_t len,
 				const struct mmext_pattern_opts *opts,
@@ -294,6 +309,9 @@ MMEXT_API int mmext_pattern_map(const void *pattern, size_t pattern_len, size_t 
 	    prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC) || tile_pages > SIZE_MAX / psz ||
 	    flags & ~MMEXT_PATTERN_NOCACHE || reserved)
 		return -EINVAL;
+	/* Checked here, not by the kernel: the same answer whether or not it has them. */
+	if (backend == MMEXT_PATTERN_KERNEL && prot & PROT_EXEC)
+		return -EINVAL;
 	r.pattern = pattern;
 	r.pattern_len = pattern_len;
 	r.len = (len + psz - 1) & ~(psz - 1);
@@ -307,8 +325,10 @@ MMEXT_API int mmext_pattern_map(const void *pattern, size_t pattern_len, size_t 
 	for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
 		if (backend != MMEXT_PATTERN_AUTO && backend != backends[i].id)
 			continue;
+		if (r.prot & PROT_EXEC && !backends[i].exec)
+			continue;
 		ret = backends[i].map(&r, &addr);
-		if (ret != -EOPNOTSUPP || backend != MMEXT_PATTERN_AUTO)
+		if (!try_next(ret) || backend != MMEXT_PATTERN_AUTO)
 			break;
 	}
 	if (ret) {

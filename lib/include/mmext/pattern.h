@@ -23,6 +23,26 @@
  *             patterns afterwards, or must pass MMEXT_PATTERN_NOCACHE;
  *           - the same bytes with another pattern_len get a page of their own.
  *           MMEXT_PATTERN_NOCACHE makes and releases a page for that mapping alone.
+ *           Never executable (the kernel refuses it): forcing KERNEL with
+ *           PROT_EXEC is -EINVAL on every kernel, AUTO with PROT_EXEC uses
+ *           EMULATED, and mprotect() to PROT_EXEC later fails (EACCES).
+ *           Unavailable to ia32 and x32 builds (the published number is x86-64's).
+ *           A seccomp filter may refuse refpage_create() although the kernel has
+ *           it: AUTO then uses EMULATED when the call fails with ENOSYS, EPERM or
+ *           EACCES; forced KERNEL returns -EOPNOTSUPP for ENOSYS and passes EPERM
+ *           and EACCES on. A filter that kills or traps (SIGSYS) cannot be
+ *           survived: such a process must pass EMULATED, or its filter must answer
+ *           an errno (ENOSYS) for the number in MMEXT_REFPAGE_SYSFS.
+ *           The mapping is a file mapping, which loses some of anonymous memory's
+ *           behaviour (refpage_create(2)): it never merges with neighbouring
+ *           mappings (one VMA per mapping), never uses THP, cannot be named
+ *           (mmext_name_set(): -EBADF), refuses MADV_WIPEONFORK (EINVAL) and
+ *           userfaultfd write-protection (mmext_ww_open() forced to PAGEMAP_SCAN:
+ *           -EOPNOTSUPP; AUTO uses soft-dirty where the kernel has it); a device
+ *           mirroring it through HMM cannot read its clean pages, and CRIU cannot
+ *           dump it or the cache's fds. Use EMULATED where write watch, HMM or
+ *           checkpointing matters; its tiles do not merge either, and naming and
+ *           MADV_WIPEONFORK fail on it the same way (it is a file mapping too).
  * EMULATED  a sealed memfd holds tile_pages pages of pattern; the range is covered
  *           by MAP_PRIVATE|MAP_FIXED mappings of it, one per tile, so every clean
  *           page of every tile shares the memfd's pages. Costs and limits:
@@ -81,7 +101,10 @@ struct mmext_pattern;
  *               nonzero __reserved
  *  -E2BIG       unknown nonzero options
  *  -EFAULT      NULL pattern or out
- *  -EOPNOTSUPP  forced KERNEL backend (not available on this kernel)
+ *  -EINVAL      also: forced KERNEL backend with PROT_EXEC
+ *  -EOPNOTSUPP  forced KERNEL backend (not available on this kernel or to this
+ *               build, or a seccomp filter answers ENOSYS)
+ *  -EPERM, -EACCES  forced KERNEL backend refused by a seccomp filter or an LSM
  *  -ENOMEM      out of memory or address space, or vm.max_map_count reached
  */
 MMEXT_API int mmext_pattern_map(const void *pattern, size_t pattern_len, size_t len,
