@@ -7,7 +7,8 @@
  * mappings, threads or forks use it (the kernel's count of live pages says so).
  * What the library does where reference pages cannot serve: PROT_EXEC, a seccomp
  * filter refusing the call, an ia32 or x32 build; and what a pattern mapping
- * refuses as a file mapping (names, MADV_WIPEONFORK, userfaultfd write watch).
+ * refuses as a file mapping (names, MADV_WIPEONFORK, userfaultfd write watch),
+ * beside what the emulation's tiles allow.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -758,14 +759,23 @@ static int has_vmflag(const void *addr, const char *flag)
 	return at != NULL;
 }
 
-/* Pattern memory is a file mapping on both backends: it cannot be named. */
-TEST_F(pattern, cannot_be_named)
+/*
+ * Names: reference pages are a file mapping, EBADF and nothing named; the
+ * emulation's memfd tiles count as shared anonymous memory and take a name.
+ */
+TEST_F(pattern, naming)
 {
 	char name[32];
 
 	REQUIRE_FEATURE(MMEXT_FEAT_ANON_NAME);
-	EXPECT_EQ(-EBADF, mmext_name_set(self->addr, self->len, "pattern heap"));
-	EXPECT_EQ(-ENODATA, mmext_name_get(0, self->addr, name, sizeof(name)));
+	if (self->backend == MMEXT_PATTERN_KERNEL) {
+		EXPECT_EQ(-EBADF, mmext_name_set(self->addr, self->len, "pattern heap"));
+		EXPECT_EQ(-ENODATA, mmext_name_get(0, self->addr, name, sizeof(name)));
+	} else {
+		EXPECT_EQ(0, mmext_name_set(self->addr, self->len, "pattern heap"));
+		EXPECT_EQ(12, mmext_name_get(0, self->addr + self->len - 1, name, sizeof(name)));
+		EXPECT_STREQ("pattern heap", name);
+	}
 	EXPECT_TRUE(is_pattern(self->addr, self->len, pat8, sizeof(pat8)));
 }
 

@@ -40,9 +40,11 @@
  *           userfaultfd write-protection (mmext_ww_open() forced to PAGEMAP_SCAN:
  *           -EOPNOTSUPP; AUTO uses soft-dirty where the kernel has it); a device
  *           mirroring it through HMM cannot read its clean pages, and CRIU cannot
- *           dump it or the cache's fds. Use EMULATED where write watch, HMM or
- *           checkpointing matters; its tiles do not merge either, and naming and
- *           MADV_WIPEONFORK fail on it the same way (it is a file mapping too).
+ *           dump it or the cache's fds. Use EMULATED where names, write watch,
+ *           HMM or checkpointing matter: its memfd tiles count as shared anonymous
+ *           memory, so they can be named (maps shows [anon_shmem:NAME]) and
+ *           watched with PAGEMAP_SCAN; they do not merge either, and
+ *           MADV_WIPEONFORK fails on them the same way.
  * EMULATED  a sealed memfd holds tile_pages pages of pattern; the range is covered
  *           by MAP_PRIVATE|MAP_FIXED mappings of it, one per tile, so every clean
  *           page of every tile shares the memfd's pages. Costs and limits:
