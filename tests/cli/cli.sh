@@ -29,8 +29,9 @@ run() {
 usage_err() { run 2 "$@" && grep -q "Try 'mmext" "$tmp/err" && [ ! -s "$tmp/out" ]; }
 has() { mmext_probe_line=$(grep "^$1 " "$tmp/probe"); [ "$(echo "$mmext_probe_line" | awk '{print $2}')" = present ]; }
 
-# A process whose maps do not change while we look: sleep.
-sleep 60 &
+# A process whose maps do not change while we look: sleep, for longer than the slowest
+# emulated guest takes to run this file (the trap kills it).
+sleep 3600 &
 target=$!
 # Wait until it has exec'd sleep (its maps no longer show bash).
 for _ in 1 2 3 4 5 6 7 8 9 10; do grep -q bash "/proc/$target/maps" 2>/dev/null || break; sleep 0.1; done
@@ -80,7 +81,7 @@ check "maps ranges match /proc/PID/maps" 'awk "NR > 2 && \$1 != \"total\" {print
 # Names: maps field 6 on (empty for anonymous, which mmext shows as [anon]).
 awk '{n = ""; for (i = 6; i <= NF; i++) n = n (i > 6 ? " " : "") $i; print $1, (n == "" ? "[anon]" : n)}' "$maps" > "$tmp/names"
 check "maps names and permissions match" 'awk "NR > 2 && \$1 != \"total\" {n = \"\"; for (i = 4; i <= NF; i++) n = n (i > 4 ? \" \" : \"\") \$i; print \$1, n}" "$tmp/maps" | cmp -s - "$tmp/names" && awk "NR > 2 && \$1 != \"total\" {print \$3}" "$tmp/maps" | cmp -s - <(awk "{print \$2}" "$maps")'
-check "maps first shows PID: COMMAND LINE" '[ "$(head -1 "$tmp/maps")" = "$target: sleep 60" ]'
+check "maps first shows PID: COMMAND LINE" '[ "$(head -1 "$tmp/maps")" = "$target: sleep 3600" ]'
 check "maps total counts every VMA" 'grep -q "^total .* $(wc -l < "$maps") VMAs$" "$tmp/maps"'
 check "maps sizes are KiB of the ranges" 'awk "NR > 2 && \$1 != \"total\" {print \$2}" "$tmp/maps" > "$tmp/kb" && [ -s "$tmp/kb" ] && ! grep -vq "^[0-9][0-9]*$" "$tmp/kb"'
 check "maps self shows mmext itself" 'run 0 maps self && grep -q "/mmext$" "$tmp/out"'
@@ -161,12 +162,12 @@ for p in abc -5 0 12x "" 99999999999; do
 done
 check "maps without PID is a usage error" 'usage_err maps'
 check "maps PID PID: both listings, each after its PID: COMMAND LINE" '
-	run 0 maps $target self && [ "$(grep -c "^$target: sleep 60$" "$tmp/out")" = 1 ] &&
+	run 0 maps $target self && [ "$(grep -c "^$target: sleep 3600$" "$tmp/out")" = 1 ] &&
 	grep -q "^[0-9]*: .*/mmext maps $target self$" "$tmp/out" && [ "$(grep -c VMAs$ "$tmp/out")" = 2 ]'
 check "maps --json PID PID: a document per process in processes[]" '
 	run 0 maps --json --rss $target self && [ "$("$H" json -n pid -n rss -l processes < "$tmp/out")" = 2 ] &&
-	grep -q "\"cmdline\":\"sleep 60\"" "$tmp/out"'
-check "maps PID PID with one gone: the other listed, exit 1" 'run 1 maps $gone $target && grep -q "^$target: sleep 60$" "$tmp/out" && grep -q "$gone: no such process" "$tmp/err"'
+	grep -q "\"cmdline\":\"sleep 3600\"" "$tmp/out"'
+check "maps PID PID with one gone: the other listed, exit 1" 'run 1 maps $gone $target && grep -q "^$target: sleep 3600$" "$tmp/out" && grep -q "$gone: no such process" "$tmp/err"'
 check "maps --json PID PID with one gone: nothing on stdout, exit 1" 'run 1 maps --json $target $gone && [ ! -s "$tmp/out" ]'
 check "maps --rollup --group is a usage error" 'usage_err maps --rollup --group $target'
 check "maps bad backend is a usage error" 'usage_err maps --backend fast 1'
