@@ -94,9 +94,11 @@ for base in "${bases[@]}"; do
 		title=$(grep -m1 -E '\[PATCH 0/[0-9]+\]' "$cover" | sed -E 's/^#? *\[PATCH 0\/[0-9]+\] *//; s/ \([0-9.]+\)$//')
 		# get_maintainer.pl wants a whole tree around it: the base's own (its MAINTAINERS).
 		to=$(git -C "$scratch/tree" diff mmext-base HEAD | (cd "$tree" && ./scripts/get_maintainer.pl \
-			--no-git --no-git-fallback --no-rolestats --m --no-r --no-l) | paste -sd, -)
+			--no-git --no-git-fallback --no-rolestats --m --no-r --no-l))
+		# Reviewers of one section are often maintainers of another: name each once.
 		cc=$(git -C "$scratch/tree" diff mmext-base HEAD | (cd "$tree" && ./scripts/get_maintainer.pl \
-			--no-git --no-git-fallback --no-rolestats --no-m --r --l) | paste -sd, -)
+			--no-git --no-git-fallback --no-rolestats --no-m --r --l) | { grep -vxF "$to" || true; } | paste -sd, -)
+		to=$(echo "$to" | paste -sd, -)
 		dir=$out/$name
 		git -C "$scratch/tree" format-patch -q --cover-letter --base=mmext-base --zero-commit \
 			--no-signature ${to:+--to="$to"} ${cc:+--cc="$cc"} -o "$dir" mmext-base..HEAD

@@ -69,7 +69,7 @@ for q in "$MMEXT_ROOT"/kernel/bases/*/; do
 	: > "$log"
 	bad=0
 	while read -r p; do
-		out=$("$cp_bin" --strict --terse --show-types "$q/patches/$p" 2>&1) && continue
+		out=$("$cp_bin" --no-tree --strict --terse --show-types "$q/patches/$p" 2>&1) && continue
 		left=$(echo "$out" | grep -E ': (ERROR|WARNING|CHECK):' | while read -r line; do
 			type=$(echo "$line" | sed -n 's/.*: \(ERROR\|WARNING\|CHECK\):\([A-Z_0-9]*\):.*/\2/p')
 			allowed "$p" "$type" || echo "$line"
