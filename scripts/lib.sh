@@ -46,3 +46,14 @@ variant_name() {
 	else echo "$1"; fi
 }
 variant_src() { case $1 in stock*) echo "$KSTOCK";; *) echo "$KTREE";; esac; }
+
+# checkpatch_allowed PATCH TYPE: tests/checkpatch-allow.txt has a line "GLOB TYPE" matching.
+checkpatch_allowed() {
+	local glob type
+	while read -r glob type; do
+		case $glob in ''|'#'*) continue ;; esac
+		# shellcheck disable=SC2254
+		case $1 in $glob) [ "$type" = "$2" ] && return 0 ;; esac
+	done < "$MMEXT_ROOT/tests/checkpatch-allow.txt"
+	return 1
+}

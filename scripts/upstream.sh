@@ -35,17 +35,6 @@ if [ ${#bases[@]} = 0 ]; then
 	for d in "$MMEXT_ROOT"/kernel/bases/*/; do [ -f "$d/base.conf" ] && bases+=("$(basename "$d")"); done
 fi
 
-allow=$MMEXT_ROOT/tests/checkpatch-allow.txt
-allowed() {
-	local glob type
-	while read -r glob type; do
-		case $glob in ''|'#'*) continue ;; esac
-		# shellcheck disable=SC2254
-		case $1 in $glob) [ "$type" = "$2" ] && return 0 ;; esac
-	done < "$allow"
-	return 1
-}
-
 # series_patches COVER SERIESFILE: the queue's patch files the cover letter names.
 series_patches() {
 	local ranges r a b p n
@@ -121,7 +110,7 @@ for base in "${bases[@]}"; do
 			q=$(basename "$p")
 			while read -r line; do
 				type=$(echo "$line" | sed -n 's/.*: \(ERROR\|WARNING\|CHECK\):\([A-Z_0-9]*\):.*/\2/p')
-				allowed "$q" "$type" || { echo "  $line"; n_bad=1; }
+				checkpatch_allowed "$q" "$type" || { echo "  $line"; n_bad=1; }
 			done <<< "$res"
 		done
 		[ $n_bad = 0 ] || bad=1

@@ -34,30 +34,23 @@ bad=0
 "$MMEXT_ROOT/tests/man-content.sh" > "$log" 2>&1 || bad=1
 result man_content $bad "$log"
 
-: > "$log"
-bad=0
-allow=$MMEXT_ROOT/tests/checkpatch-allow.txt
-# allowed PATCH TYPE: a line "GLOB TYPE" of the allow list matches.
-allowed() {
-	local glob type
-	while read -r glob type; do
-		case $glob in ''|'#'*) continue ;; esac
-		# shellcheck disable=SC2254
-		case $1 in $glob) [ "$type" = "$2" ] && return 0 ;; esac
-	done < "$allow"
-	return 1
+# checkpatch_series NAME QUEUEDIR CHECKPATCH [ARGS]: every patch of QUEUEDIR/series, the
+# findings that tests/checkpatch-allow.txt does not allow for that patch fail NAME.
+checkpatch_series() {
+	local name=$1 q=$2 bin=$3 p out left bad=0
+	shift 3
+	: > "$log"
+	while read -r p; do
+		out=$("$bin" --no-tree --terse --show-types "$@" "$q/patches/$p" 2>&1) && continue
+		left=$(echo "$out" | grep -E ': (ERROR|WARNING|CHECK):' | while read -r line; do
+			type=$(echo "$line" | sed -n 's/.*: \(ERROR\|WARNING\|CHECK\):\([A-Z_0-9]*\):.*/\2/p')
+			checkpatch_allowed "$p" "$type" || echo "$line"
+		done)
+		[ -z "$left" ] || { echo "$left" >> "$log"; bad=1; }
+	done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$q/series")
+	result "$name" $bad "$log"
 }
-while read -r p; do
-	out=$("$KTREE/scripts/checkpatch.pl" --no-tree --terse --show-types \
-		"$MMEXT_ROOT/kernel/patches/$p" 2>&1) && continue
-	# Drop the allowed TYPEs for this patch, then see what is left.
-	left=$(echo "$out" | grep -E ': (ERROR|WARNING|CHECK):' | while read -r line; do
-		type=$(echo "$line" | sed -n 's/.*: \(ERROR\|WARNING\|CHECK\):\([A-Z_0-9]*\):.*/\2/p')
-		allowed "$p" "$type" || echo "$line"
-	done)
-	[ -z "$left" ] || { echo "$left" >> "$log"; bad=1; }
-done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$MMEXT_ROOT/kernel/series")
-result checkpatch $bad "$log"
+checkpatch_series checkpatch "$MMEXT_ROOT/kernel" "$KTREE/scripts/checkpatch.pl"
 
 # The other bases' series are meant for mainline: --strict, with the base's own
 # checkpatch.pl when its tree is there (else 6.12's).
@@ -66,17 +59,7 @@ for q in "$MMEXT_ROOT"/kernel/bases/*/; do
 	b=$(basename "$q")
 	cp_bin=$(base_build "$b")/linux/scripts/checkpatch.pl
 	[ -x "$cp_bin" ] || cp_bin=$KTREE/scripts/checkpatch.pl
-	: > "$log"
-	bad=0
-	while read -r p; do
-		out=$("$cp_bin" --no-tree --strict --terse --show-types "$q/patches/$p" 2>&1) && continue
-		left=$(echo "$out" | grep -E ': (ERROR|WARNING|CHECK):' | while read -r line; do
-			type=$(echo "$line" | sed -n 's/.*: \(ERROR\|WARNING\|CHECK\):\([A-Z_0-9]*\):.*/\2/p')
-			allowed "$p" "$type" || echo "$line"
-		done)
-		[ -z "$left" ] || { echo "$left" >> "$log"; bad=1; }
-	done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$q/series")
-	result "checkpatch_strict_$b" $bad "$log"
+	checkpatch_series "checkpatch_strict_$b" "${q%/}" "$cp_bin" --strict
 done
 
 : > "$log"
