@@ -3,42 +3,63 @@
  * Seed 003's benchmarks: fork() of a process with populated private anonymous memory
  * (4 KiB pages, THP off) with plain fork against COW page tables, each side's VmPTE
  * after fork, the child's write-fault cost after fork (sequential over the whole area,
- * and random sparse writes) and a fork-server loop (fork, the child writes a few pages
- * and exits) in executions per second. Plain and COW runs alternate per repetition.
+ * and random sparse writes), a fork-server loop (fork, the child writes a few pages
+ * and exits) in executions per second, and the reclaim of a fork server's memory
+ * (memory.reclaim of a cgroup v2 group) once its children have gone.
+ *
+ * Plain and COW runs alternate in one process (ABBA), so each repetition gives a pair
+ * measured a moment apart on the same boot: besides each side's summary, a "regression"
+ * line with both sides' values lets bench/pairstats.py put an interval on COW / plain.
  * On a kernel without COW page tables only the plain cases run.
+ *
+ * Timing: the parent runs pinned and SCHED_FIFO (its children reset to normal policy
+ * but inherit the pin), so a new child cannot run, and exit, inside the timed fork():
+ * it runs once the parent sleeps. A plain child's exit unmaps every page and would
+ * otherwise be timed, in part, as the parent's fork.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
 
 static const char usage[] =
-	"Usage: cow_pte --case fork|vmpte|fault-seq|fault-rand|server [--mb N] [--runs R]\n"
-	"               [--writes W] [--json FILE]\n"
+	"Usage: cow_pte --case fork|vmpte|fault-seq|fault-rand|server|reclaim [--mb N]\n"
+	"               [--runs R] [--writes W] [--children C] [--no-rt] [--json FILE]\n"
 	"fork:       time fork() of a process with N MiB (default 512) populated\n"
 	"vmpte:      VmPTE of parent and child right after fork\n"
 	"fault-seq:  the child writes every page once; ns per page\n"
 	"fault-rand: the child writes W (default 100000) random pages; ns per write\n"
-	"server:     fork, the child writes 4 pages and exits, R times; executions/s\n";
+	"server:     fork, the child writes 4 pages and exits, 20 times; executions/s\n"
+	"reclaim:    a process with N MiB forks C (default 16) children that write 4 pages\n"
+	"            and exit, then memory.reclaim of its cgroup asks for N MiB; ms and\n"
+	"            MiB reclaimed (needs cgroup v2 at /sys/fs/cgroup and N MiB of free swap)\n"
+	"--no-rt:    do not pin the parent or run it SCHED_FIFO\n"
+	"Each case runs R (default 10) repetitions of plain and COW fork, alternating.\n";
 
-enum { O_CASE = 256, O_MB, O_WRITES };
+enum { O_CASE = 256, O_MB, O_WRITES, O_CHILDREN, O_NORT };
 static const struct option extra_opts[] = {
 	{ "case", required_argument, NULL, O_CASE },
 	{ "mb", required_argument, NULL, O_MB },
 	{ "writes", required_argument, NULL, O_WRITES },
+	{ "children", required_argument, NULL, O_CHILDREN },
+	{ "no-rt", no_argument, NULL, O_NORT },
 	{ 0 }
 };
 
 static const char *bcase = "fork";
-static long mb = 512, writes = 100000;
+static long mb = 512, writes = 100000, children = 16;
 static long cow_opt = -1;
+static int rt = 1;
 
 static int parse_opt(int val, const char *arg)
 {
@@ -49,11 +70,17 @@ static int parse_opt(int val, const char *arg)
 		bcase = arg;
 		return 0;
 	}
+	if (val == O_NORT) {
+		rt = 0;
+		return 0;
+	}
 	v = strtol(arg, &end, 10);
 	if (*end || end == arg)
 		return -1;
 	if (val == O_MB)
 		mb = v;
+	else if (val == O_CHILDREN)
+		children = v;
 	else
 		writes = v;
 	return v < 0 || v > (1L << 20) ? -1 : 0;
@@ -76,6 +103,97 @@ static long status_kb(const char *key)
 	if (f)
 		fclose(f);
 	return val;
+}
+
+/* A "kB" line of /proc/meminfo, or -1. */
+static long meminfo_kb(const char *key)
+{
+	char line[256];
+	long val = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)))
+			val = strtol(line + strlen(key), NULL, 10);
+	if (f)
+		fclose(f);
+	return val;
+}
+
+/* Write @s to @dir/@name; 0 or -errno. */
+static int write_file(const char *dir, const char *name, const char *s)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return n;
+}
+
+static long cg_long(const char *dir, const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return bench_read_long(path, -1);
+}
+
+/* Pinned to the CPU it runs on and SCHED_FIFO; children normal, same CPU (see top). */
+static void timing_mode(void)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	int cpu = sched_getcpu();
+	cpu_set_t set;
+
+	if (!rt)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu < 0 ? 0 : cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		fprintf(stderr, "cow_pte: cannot pin to CPU %d: %s\n", cpu, strerror(errno));
+	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp)) {
+		fprintf(stderr, "cow_pte: cannot run SCHED_FIFO (%s); a child may run inside "
+			"the timed fork\n", strerror(errno));
+		rt = 0;
+	}
+}
+
+/* What else shapes the figures: NUMA balancing, THP, swap, the timing mode. */
+static void settings(void)
+{
+	char thp[128] = "unknown", json[512];
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+
+	if (f) {
+		if (fgets(thp, sizeof(thp), f))
+			thp[strcspn(thp, "\n\"\\")] = '\0';
+		fclose(f);
+	}
+	snprintf(json, sizeof(json), "\"group\":\"settings\",\"case\":\"%s\","
+		 "\"numa_balancing\":%ld,\"thp\":\"%s\",\"swap_kb\":%ld,\"rt\":%d,"
+		 "\"cow_enabled\":%ld", bcase,
+		 bench_read_long("/proc/sys/kernel/numa_balancing", -1), thp,
+		 meminfo_kb("SwapTotal:"), rt,
+		 bench_read_long("/sys/kernel/mm/cow_pte/enabled", -1));
+	bench_json(json);
+}
+
+/* COW against plain, pair by pair, for bench/pairstats.py. */
+static void pairs(const char *measure, double *plain, double *cow, int n)
+{
+	char head[192];
+
+	snprintf(head, sizeof(head), "\"group\":\"pairs\",\"case\":\"regression\","
+		 "\"measure\":\"%s\",\"what\":\"%s %ld MiB\",\"backend\":\"cow_pte\","
+		 "\"mb\":%ld", measure, measure, mb, mb);
+	bench_pairs(head, plain, cow, n);
 }
 
 static char *populate(size_t len)
@@ -126,6 +244,156 @@ static void child_faults(char *p, size_t len, int wfd, int random_writes)
 	_exit(0);
 }
 
+/* A reason the reclaim case cannot run here, or NULL. */
+static const char *reclaim_unavailable(size_t len, char *why, size_t sz)
+{
+	char ctl[256] = "";
+	FILE *f = fopen("/sys/fs/cgroup/cgroup.subtree_control", "r");
+	long swap_free = meminfo_kb("SwapFree:");
+
+	if (!f)
+		return "no cgroup v2 hierarchy at /sys/fs/cgroup";
+	if (!fgets(ctl, sizeof(ctl), f))
+		ctl[0] = '\0';
+	fclose(f);
+	if (!strstr(ctl, "memory"))
+		return "the memory controller is not enabled for child groups of /sys/fs/cgroup";
+	if (swap_free < (long)(len >> 10)) {
+		snprintf(why, sz, "anonymous memory needs swap: %ld kB free, %zu kB wanted",
+			 swap_free < 0 ? 0 : swap_free, len >> 10);
+		return why;
+	}
+	return NULL;
+}
+
+/*
+ * The reclaim case's worker: joins @cg, populates, forks @children children that
+ * each write 4 pages and exit (a fork server), then says so on @ready and waits for
+ * @go to close.
+ */
+static void reclaim_worker(const char *cg, size_t len, int cow, int ready, int go)
+{
+	char c = 0, *p;
+	int st;
+
+	if (write_file(cg, "cgroup.procs", "0"))
+		_exit(3);
+	if (cow_opt >= 0 && prctl(cow_opt, cow, 0, 0, 0))
+		_exit(4);
+	p = populate(len);
+	for (long i = 0; i < children; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			_exit(5);
+		if (!pid) {
+			for (int k = 0; k < 4; k++)
+				p[(size_t)k * (len / 4)] = 3;
+			_exit(0);
+		}
+		waitpid(pid, &st, 0);
+	}
+	if (write(ready, &c, 1) != 1)
+		_exit(6);
+	if (read(go, &c, 1) < 0)
+		_exit(7);
+	_exit(0);
+}
+
+static int reclaim_case(int runs, int methods)
+{
+	size_t len = (size_t)mb << 20;
+	double *t[2], *got[2];
+	char cg[128], why[160], req[32], extra[96], what[64];
+	const char *no = reclaim_unavailable(len, why, sizeof(why));
+	int r, m, failed = 0;
+
+	if (!no) {
+		snprintf(cg, sizeof(cg), "/sys/fs/cgroup/cow_pte_bench.%d", (int)getpid());
+		if (mkdir(cg, 0755) && errno != EEXIST) {
+			snprintf(why, sizeof(why), "cannot create %s: %s", cg, strerror(errno));
+			no = why;
+		}
+	}
+	if (no) {
+		char json[256];
+
+		printf("cow_pte: reclaim: SKIP: %s\n", no);
+		snprintf(json, sizeof(json), "\"group\":\"reclaim\",\"case\":\"unavailable\","
+			 "\"reason\":\"%s\"", no);
+		bench_json(json);
+		return 0;
+	}
+	for (m = 0; m < 2; m++) {
+		t[m] = calloc(runs, sizeof(double));
+		got[m] = calloc(runs, sizeof(double));
+	}
+	snprintf(req, sizeof(req), "%zu", len);
+	for (r = 0; r < runs && !failed; r++) {
+		for (m = 0; m < methods; m++) {
+			int cow = methods == 1 ? 0 : (r & 1) ? !m : m;
+			int rdy[2], go[2], st, err;
+			long before, after;
+			double t0;
+			pid_t pid;
+			char c;
+
+			if (pipe(rdy) || pipe(go))
+				return 1;
+			pid = fork();
+			if (pid < 0) {
+				perror("fork");
+				return 1;
+			}
+			if (!pid) {
+				close(rdy[0]);
+				close(go[1]);
+				reclaim_worker(cg, len, cow, rdy[1], go[0]);
+			}
+			close(rdy[1]);
+			close(go[0]);
+			if (read(rdy[0], &c, 1) != 1) {
+				waitpid(pid, &st, 0);
+				fprintf(stderr, "cow_pte: reclaim worker failed (exit %d)\n",
+					WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+				failed = 1;
+				break;
+			}
+			before = cg_long(cg, "memory.current");
+			t0 = bench_ns();
+			/* EAGAIN: less than asked for could be reclaimed; the bytes say how much. */
+			err = write_file(cg, "memory.reclaim", req);
+			t[cow][r] = (bench_ns() - t0) / 1e6;
+			after = cg_long(cg, "memory.current");
+			got[cow][r] = (before - after) / 1048576.0;
+			if (err && err != -EAGAIN)
+				fprintf(stderr, "cow_pte: memory.reclaim: %s\n", strerror(-err));
+			close(go[1]);
+			close(rdy[0]);
+			waitpid(pid, &st, 0);
+		}
+	}
+	rmdir(cg);
+	if (failed)
+		return 1;
+	/* Pairs first: bench_stats() sorts each side's values in place. */
+	if (methods == 2) {
+		pairs("reclaim", t[0], t[1], runs);
+		pairs("reclaimed", got[0], got[1], runs);
+	}
+	snprintf(extra, sizeof(extra), "\"mb\":%ld,\"children\":%ld", mb, children);
+	snprintf(what, sizeof(what), "%ld MiB", mb);
+	for (m = 0; m < methods; m++) {
+		const char *name = m ? "cow_pte" : "plain";
+		struct bench_stats s = bench_stats(t[m], runs);
+		struct bench_stats b = bench_stats(got[m], runs);
+
+		bench_result("reclaim", what, name, extra, "ms", &s);
+		bench_result("reclaimed", what, name, extra, "MiB", &b);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int runs = 10, methods, m, r;
@@ -136,6 +404,10 @@ int main(int argc, char **argv)
 	cow_opt = read_option();
 	methods = cow_opt >= 0 ? 2 : 1;
 	len = (size_t)mb << 20;
+	timing_mode();
+	settings();
+	if (!strcmp(bcase, "reclaim"))
+		return reclaim_case(runs, methods);
 	p = populate(len ? len : 4096);
 	if (!len)
 		munmap(p, 4096);
@@ -151,8 +423,6 @@ int main(int argc, char **argv)
 			double t0, t1;
 			pid_t pid;
 
-			if (cow >= methods)
-				continue;
 			if (cow_opt >= 0)
 				set_cow(cow);
 			if (pipe(pfd))
@@ -199,6 +469,8 @@ int main(int argc, char **argv)
 			close(pfd[1]);
 			if (!strcmp(bcase, "fork")) {
 				v[cow][r] = (t1 - t0) / 1e3;
+				/* The child's VmPTE, read right after fork: free here. */
+				v2[cow][r] = got;
 			} else if (!strcmp(bcase, "vmpte")) {
 				v[cow][r] = status_kb("VmPTE:");
 				v2[cow][r] = got;
@@ -210,6 +482,17 @@ int main(int argc, char **argv)
 	if (cow_opt >= 0)
 		set_cow(0);
 
+	/* Pairs first: bench_stats() sorts each side's values in place. */
+	if (methods == 2) {
+		const char *measure = !strcmp(bcase, "fault-seq") ? "fault-seq" :
+				      !strcmp(bcase, "fault-rand") ? "fault-rand" :
+				      !strcmp(bcase, "server") ? "server" :
+				      !strcmp(bcase, "vmpte") ? "vmpte-parent" : "fork";
+
+		pairs(measure, v[0], v[1], runs);
+		if (!strcmp(bcase, "fork") || !strcmp(bcase, "vmpte"))
+			pairs("vmpte-child", v2[0], v2[1], runs);
+	}
 	for (m = 0; m < methods; m++) {
 		const char *name = m ? "cow_pte" : "plain";
 		char extra[64], what[64];
@@ -218,7 +501,10 @@ int main(int argc, char **argv)
 		snprintf(extra, sizeof(extra), "\"mb\":%ld", mb);
 		snprintf(what, sizeof(what), "%ld MiB", mb);
 		if (!strcmp(bcase, "fork")) {
+			struct bench_stats c = bench_stats(v2[m], runs);
+
 			bench_result("fork", what, name, extra, "us", &s);
+			bench_result("fork-vmpte-child", what, name, extra, "kB", &c);
 		} else if (!strcmp(bcase, "vmpte")) {
 			struct bench_stats c = bench_stats(v2[m], runs);
 

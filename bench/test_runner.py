@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Unit checks of the benchmark runner, its paired statistics and seed 000's and 002's
-reports:
+"""Unit checks of the benchmark runner, its paired statistics and seed 000's, 002's and
+003's reports:
 make -C bench check. No kernel, guest or benchmark run needed."""
 
 import math
@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pairstats  # noqa: E402
 import runner  # noqa: E402
 from suites import SUITES, s000_fork_named as s000, s002_maps_latency as s002  # noqa: E402
+from suites import s003_cow_pte as s003  # noqa: E402
 import importlib  # noqa: E402
 
 
@@ -245,6 +246,59 @@ class Seed002Report(SuiteReport):
         for mode in ("quick", "full"):
             self.assertIn("--schedstats", s002.runs(mode, "stock")[0][1])
             self.assertNotIn("--schedstats", s002.runs(mode, "host")[0][1])
+
+
+def cow_records(ratios, pairs=12, sigma=0.05, seed=3, reclaimed=(256.0, 256.0), swing=None):
+    """Seed 003 records: for each measure, pairs of plain and COW values whose ratio is
+    ratios[measure] with lognormal noise (or, with swing, that many times above and below
+    it in turn); plus the reclaim case's MiB."""
+    rng = random.Random(seed)
+    recs = []
+    for measure, mb in (("fork", 1024), ("vmpte-child", 1024), ("fault-seq", 512),
+                        ("server", 1024), ("reclaim", 256)):
+        a = [100 * math.exp(rng.gauss(0, sigma)) for _ in range(pairs)]
+        b = [x * ratios[measure] * (swing ** (1 if i % 2 else -1) if swing else
+                                    math.exp(rng.gauss(0, sigma))) for i, x in enumerate(a)]
+        recs.append(dict(target="patched", suite="003", group="pairs", case="regression",
+                         measure=measure, mb=mb, backend="cow_pte", a=a, b=b))
+    for backend, mib in zip(("plain", "cow_pte"), reclaimed):
+        recs.append(dict(target="patched", suite="003", group="reclaimed", case="256 MiB",
+                         backend=backend, mb=256, children=16, median=mib, min=mib, max=mib,
+                         runs=pairs))
+    return recs
+
+
+class Seed003Report(SuiteReport):
+    SUITE = s003
+    GOOD = {"fork": 0.01, "vmpte-child": 0.02, "fault-seq": 1.0, "server": 20.0,
+            "reclaim": 1.0}
+
+    def verdicts(self, md):
+        rows = md.split("| goal |")[1].splitlines()[2:7]
+        return [r.rsplit("|", 2)[1].strip() for r in rows]
+
+    def test_met(self):
+        self.assertEqual(self.verdicts(self.render(cow_records(self.GOOD))), ["met"] * 5)
+
+    def test_not_met(self):
+        bad = {"fork": 0.2, "vmpte-child": 0.5, "fault-seq": 1.5, "server": 4.0,
+               "reclaim": 2.0}
+        self.assertEqual(self.verdicts(self.render(cow_records(bad))), ["**NOT met**"] * 5)
+
+    def test_straddles_or_too_few(self):
+        edge = {"fork": 0.02, "vmpte-child": 0.05, "fault-seq": 1.15, "server": 10.0,
+                "reclaim": 1.2}
+        self.assertEqual(self.verdicts(self.render(cow_records(edge, swing=1.3))),
+                         ["not resolved"] * 5)
+        self.assertEqual(self.verdicts(self.render(cow_records(self.GOOD, pairs=2))),
+                         ["not resolved"] * 5)
+
+    def test_reclaim_must_give_back(self):
+        v = self.verdicts(self.render(cow_records(self.GOOD, reclaimed=(256.0, 10.0))))
+        self.assertTrue(v[4].startswith("**NOT met**: COW gave back 10.0 MiB"), v[4])
+
+    def test_quick_plan_is_shorter(self):
+        self.assertLess(s003.estimate("quick", "patched"), 36)
 
 
 class Runner(unittest.TestCase):
