@@ -293,6 +293,13 @@ class Seed003Report(SuiteReport):
         self.assertEqual(self.verdicts(self.render(cow_records(self.GOOD, pairs=2))),
                          ["not resolved"] * 5)
 
+    def test_goal_takes_the_most_pairs(self):
+        recs = cow_records(self.GOOD)
+        recs.append(dict(target="patched", suite="003", group="pairs", case="regression",
+                         measure="vmpte-child", mb=1024, backend="cow_pte", a=[2096] * 3,
+                         b=[48] * 3))
+        self.assertEqual(self.verdicts(self.render(recs))[1], "met")
+
     def test_reclaim_must_give_back(self):
         v = self.verdicts(self.render(cow_records(self.GOOD, reclaimed=(256.0, 10.0))))
         self.assertTrue(v[4].startswith("**NOT met**: COW gave back 10.0 MiB"), v[4])
