@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Unit checks of the benchmark runner, its paired statistics and seed 000's, 002's and
-003's reports:
+"""Unit checks of the benchmark runner, its paired statistics and the reports of suites
+000, 002 and 003:
 make -C bench check. No kernel, guest or benchmark run needed."""
 
 import math
@@ -248,11 +248,12 @@ class Seed002Report(SuiteReport):
             self.assertNotIn("--schedstats", s002.runs(mode, "host")[0][1])
 
 
-def cow_records(ratios, pairs=12, sigma=0.05, seed=3, reclaimed=(256.0, 256.0), swing=None):
-    """Seed 003 records: for each measure, pairs of plain and COW values whose ratio is
+def cow_records(ratios, pairs=12, sigma=0.05, rng_seed=3, reclaimed=(256.0, 256.0),
+                swing=None):
+    """Suite 003 (cow_pte) records: for each measure, pairs of plain and COW values whose ratio is
     ratios[measure] with lognormal noise (or, with swing, that many times above and below
     it in turn); plus the reclaim case's MiB."""
-    rng = random.Random(seed)
+    rng = random.Random(rng_seed)
     recs = []
     for measure, mb in (("fork", 1024), ("vmpte-child", 1024), ("fault-seq", 512),
                         ("server", 1024), ("reclaim", 256)):
@@ -268,7 +269,7 @@ def cow_records(ratios, pairs=12, sigma=0.05, seed=3, reclaimed=(256.0, 256.0), 
     return recs
 
 
-class Seed003Report(SuiteReport):
+class CowPteReport(SuiteReport):
     SUITE = s003
     GOOD = {"fork": 0.01, "vmpte-child": 0.02, "fault-seq": 1.0, "server": 20.0,
             "reclaim": 1.0}
