@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Unit checks of the benchmark runner, its paired statistics, seed 000's and 002's
-reports and the goals of 004 and 005:
+"""Unit checks of the benchmark runner, its paired statistics, the reports of suites 000
+and 002 and the goals of 004 and 005:
 make -C bench check. No kernel, guest or benchmark run needed."""
 
 import math
@@ -247,9 +247,9 @@ class Seed002Report(SuiteReport):
             self.assertNotIn("--schedstats", s002.runs(mode, "host")[0][1])
 
 
-def pair_record(suite, group, backend, a, ratio, sigma, n, seed, **kw):
+def pair_record(suite, group, backend, a, ratio, sigma, n, rng_key, **kw):
     """A pair record of n pairs: a around `a`, b around a * ratio, log-normal noise."""
-    rng = random.Random(seed)
+    rng = random.Random(rng_key)
     xs = [a * math.exp(rng.gauss(0, sigma)) for _ in range(n)]
     return dict(target="host", suite=suite, group=group, case="regression", backend=backend,
                 a=xs, b=[x * ratio * math.exp(rng.gauss(0, sigma)) for x in xs], **kw)
@@ -324,7 +324,7 @@ class Runner(unittest.TestCase):
                     if t in s.TARGETS) + 2 * runner.GUEST_BOOT)
 
     def test_quick_fits(self):
-        # The issue's limit is 10 minutes; the plan aims at about 7 of measuring (the
+        # The quick mode's limit is 10 minutes; the plan aims at about 7 of measuring (the
         # write-tracking and maps-command goals' pairs took it a few seconds over).
         self.assertLessEqual(self.total("quick"), 7 * 60 + 10)
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Seed 005: the mmext maps command against procps pmap at 60,000 VMAs, and against one
+"""Suite 005: the mmext maps command against procps pmap at 60,000 VMAs, and against one
 bare read(2) pass over the maps text. Interface: see s000_fork_named.py."""
 
 import pairstats
