@@ -6,32 +6,43 @@
  * cost of the first write to a watched page. Each get/reset case runs with 1% and with
  * 100% of the pages written beforehand.
  *
+ * The kernel's floor under the two-call get + reset is timed too: the same two
+ * PAGEMAP_SCAN walks the library makes, issued here with the raw ioctl on the same range
+ * with the same flags (bare_walks()). Then the goals' cases run again as pairs
+ * (goal_pairs()), for an interval: PAGEMAP_SCAN's atomic get-and-reset against the other
+ * backends', and the library's two calls against the bare walks.
+ *
  * Each backend runs in its own child process (clear_refs, soft-dirty's reset, walks the
  * whole process, and the mprotect backend's signal handler is process-wide), and the
  * runs are interleaved: run r of every backend, then run r + 1, so a shared machine's
  * load changes hit every backend alike and the ratios stay fair.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <mmext.h>
+#include <mmext/uapi.h>
 #include "bench.h"
 
 #define NPAGES 8192
 #define NB 4	/* indexed by enum mmext_ww_backend; 0 (auto) unused */
 
 static const char usage[] =
-	"Usage: writewatch [--runs N] [--json FILE]\n"
-	"Time libmmext write watch on 8192 pages for every available backend.\n";
+	"Usage: writewatch [--runs N] [--pairs N] [--json FILE]\n"
+	"Time libmmext write watch on 8192 pages for every available backend.\n"
+	"--pairs N: the goals' cases again, N interleaved rounds (default: --runs)\n";
 
-enum { C_FIRST, C_GET_RESET, C_RESET, C_ATOMIC, C_GET, C__N };
+/* C_BARE: the kernel's floor under C_GET_RESET, PAGEMAP_SCAN's child only. */
+enum { C_FIRST, C_GET_RESET, C_RESET, C_ATOMIC, C_GET, C_BARE, C__N };
 static const char *const case_names[C__N] = {
-	"first_write", "get_reset", "reset_only", "atomic_get_reset", "get_only"
+	"first_write", "get_reset", "reset_only", "atomic_get_reset", "get_only", "bare_walks"
 };
 static const int dirty_pcts[] = { 1, 100 };
 #define ND (sizeof(dirty_pcts) / sizeof(dirty_pcts[0]))
@@ -41,6 +52,16 @@ static double med[NB][C__N][ND];
 static int have[NB];
 static size_t psz;
 static void *pages[NPAGES];
+static int pagemap_fd = -1;	/* PAGEMAP_SCAN's child: our own, for the bare walks */
+static int npairs;		/* --pairs */
+
+static int opt(int val, const char *arg)
+{
+	char *end;
+
+	npairs = strtol(arg, &end, 10);
+	return *end || npairs < 1 || npairs > 100000 ? -1 : 0;
+}
 
 /* One measurement asked of a backend's child, and its answer. */
 struct cmd {
@@ -66,11 +87,54 @@ static void dirty(char *buf, int pct, int round)
 		buf[i * psz + (round % 64) * 8] = (char)round;
 }
 
+/*
+ * The two PAGEMAP_SCAN walks under the library's get + reset (scan_range() in
+ * lib/src/writewatch.c), with the raw ioctl: the same range, flags, masks, vector and
+ * page limit; one walk reports the written pages, the next write-protects them. No
+ * addresses are collected: the floor is the kernel's work alone. Returns the pages
+ * reported, or -errno.
+ */
+static long bare_walks(uintptr_t start, uintptr_t end)
+{
+	static struct page_region reg[256];	/* the library's SCAN_REGIONS */
+	struct pm_scan_arg arg;
+	uintptr_t cur;
+	long n, i, got = 0;
+	int wp;
+
+	for (wp = 0; wp < 2; wp++) {
+		/* The get stops when the page array would be full, as the library's does. */
+		for (cur = start; cur < end && (wp || got < NPAGES);) {
+			memset(&arg, 0, sizeof(arg));
+			arg.size = sizeof(arg);
+			arg.flags = PM_SCAN_CHECK_WPASYNC | (wp ? PM_SCAN_WP_MATCHING : 0);
+			arg.start = cur;
+			arg.end = end;
+			arg.category_mask = PAGE_IS_WRITTEN;
+			arg.return_mask = PAGE_IS_WRITTEN;
+			if (!wp) {
+				arg.vec = (uintptr_t)reg;
+				arg.vec_len = 256;
+				arg.max_pages = NPAGES - got;
+			}
+			n = ioctl(pagemap_fd, PAGEMAP_SCAN, &arg);
+			if (n < 0)
+				return -errno;
+			for (i = 0; i < n && !wp; i++)
+				got += (reg[i].end - reg[i].start) / psz;
+			if (arg.walk_end <= cur)
+				return -EIO;
+			cur = arg.walk_end;
+		}
+	}
+	return got;
+}
+
 static struct answer measure(struct mmext_ww *w, char *buf, const struct cmd *k)
 {
 	size_t len = NPAGES * psz, i;
 	struct answer a = { 0 };
-	int ret = 0;
+	long ret = 0;
 	double t0;
 
 	mmext_ww_reset(w, buf, len);
@@ -97,11 +161,15 @@ static struct answer measure(struct mmext_ww *w, char *buf, const struct cmd *k)
 	case C_ATOMIC:
 		ret = mmext_ww_get(w, buf, len, MMEXT_WW_RESET, pages, &a.n);
 		break;
+	case C_BARE:
+		ret = bare_walks((uintptr_t)buf, (uintptr_t)buf + len);
+		a.n = ret < 0 ? 0 : ret;
+		break;
 	default:
 		ret = mmext_ww_get(w, buf, len, 0, pages, &a.n);
 	}
 	a.t = (bench_ns() - t0) / 1e3;
-	a.err = ret < 0 ? ret : 0;
+	a.err = ret < 0 ? (int)ret : 0;
 	return a;
 }
 
@@ -124,6 +192,11 @@ static void serve(int backend, int in, int out)
 	/* Populated first: the first-write case measures tracking, not allocation. */
 	memset(buf, 1, len);
 	ret = mmext_ww_open(buf, len, &o, &w);
+	if (!ret && backend == MMEXT_WW_PAGEMAP_SCAN) {
+		pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+		if (pagemap_fd < 0)
+			ret = -errno;
+	}
 	if (write(out, &ret, sizeof(ret)) != sizeof(ret) || ret)
 		_exit(0);
 	while (read(in, &k, sizeof(k)) == sizeof(k)) {
@@ -201,6 +274,12 @@ static struct answer ask(int backend, int c, int d, int r)
 	return a;
 }
 
+/* Whether backend b has case c: the bare walks are PAGEMAP_SCAN's alone. */
+static int has_case(int b, int c)
+{
+	return have[b] && (c != C_BARE || b == MMEXT_WW_PAGEMAP_SCAN);
+}
+
 /* All runs of one case, interleaved across backends; prints each backend's result. */
 static void run_case(int c, int d, int runs)
 {
@@ -220,7 +299,7 @@ static void run_case(int c, int d, int runs)
 	}
 	for (r = 0; r < runs; r++) {
 		for (b = 1; b < NB; b++) {
-			if (!have[b])
+			if (!has_case(b, c))
 				continue;
 			a = ask(b, c, d, r);
 			if (a.err)
@@ -231,7 +310,7 @@ static void run_case(int c, int d, int runs)
 		}
 	}
 	for (b = 1; b < NB; b++) {
-		if (!have[b])
+		if (!has_case(b, c))
 			continue;
 		s = bench_stats(t[b], runs);
 		if (c == C_FIRST) {
@@ -283,17 +362,115 @@ static void ratio(int other, int c, int d, double goal)
 	bench_json(json);
 }
 
+/* The goals' measurements: a backend, a case, and the goal's role in it. */
+enum { G_PMS_ATOMIC, G_MPROT_ATOMIC, G_SD_ATOMIC, G_PMS_TWO, G_BARE, G__N };
+static const struct {
+	int backend, c;
+} goal_case[G__N] = {
+	[G_PMS_ATOMIC] = { MMEXT_WW_PAGEMAP_SCAN, C_ATOMIC },
+	[G_MPROT_ATOMIC] = { MMEXT_WW_MPROTECT, C_ATOMIC },
+	[G_SD_ATOMIC] = { MMEXT_WW_SOFT_DIRTY, C_ATOMIC },
+	[G_PMS_TWO] = { MMEXT_WW_PAGEMAP_SCAN, C_GET_RESET },
+	[G_BARE] = { MMEXT_WW_PAGEMAP_SCAN, C_BARE },
+};
+
+/* One goal's pairs ("a" the reference, "b" what the goal is about) as a JSON line. */
+static void goal_line(double *t[G__N], int ga, int gb, const char *what, const char *name,
+		      int n)
+{
+	double *r = malloc(n * sizeof(*r));
+	struct bench_stats s;
+	char head[384];
+	int i;
+
+	if (!r || !have[goal_case[ga].backend] || !have[goal_case[gb].backend]) {
+		printf("goal %-26s %s: not measurable\n", what, name);
+		free(r);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		r[i] = t[gb][i] / t[ga][i];
+	s = bench_stats(r, n);
+	printf("goal %-26s %s = %.3f (median of %d pairs)\n", what, name, s.median, n);
+	snprintf(head, sizeof(head), "\"group\":\"writewatch\",\"case\":\"regression\","
+		 "\"what\":\"%s\",\"backend\":\"%s\",\"pages\":%d,\"dirty_pct\":1", what, name,
+		 NPAGES);
+	bench_pairs(head, t[ga], t[gb], n);
+	free(r);
+}
+
+/*
+ * The goals' cases at 1% written, in rounds: each case once per round, the order
+ * rotating, so that the two sides of a pair run a moment apart and a shared machine's
+ * drift cancels in their ratio. One untimed round first.
+ */
+static void goal_pairs(int n)
+{
+	double *t[G__N];
+	struct bench_stats s;
+	struct answer a;
+	char extra[96];
+	int g, k, r;
+
+	for (g = 0; g < G__N; g++) {
+		t[g] = calloc(n, sizeof(double));
+		if (!t[g]) {
+			perror("calloc");
+			exit(1);
+		}
+	}
+	for (r = -1; r < n; r++) {
+		for (k = 0; k < G__N; k++) {
+			g = (r + 1 + k) % G__N;
+			if (!have[goal_case[g].backend])
+				continue;
+			a = ask(goal_case[g].backend, goal_case[g].c, 0, r + 1);
+			if (a.err)
+				fprintf(stderr, "writewatch: %s: %s\n",
+					mmext_ww_backend_name(goal_case[g].backend),
+					strerror(-a.err));
+			if (r >= 0)
+				t[g][r] = a.t;
+		}
+	}
+	printf("\n# goals: %d interleaved rounds at 1%% written; ratios b/a per pair\n", n);
+	goal_line(t, G_MPROT_ATOMIC, G_PMS_ATOMIC, "atomic_get_reset dirty=1%",
+		  "pagemap_scan/mprotect", n);
+	goal_line(t, G_SD_ATOMIC, G_PMS_ATOMIC, "atomic_get_reset dirty=1%",
+		  "pagemap_scan/soft_dirty", n);
+	goal_line(t, G_BARE, G_PMS_TWO, "get_reset dirty=1%", "pagemap_scan/bare_walks", n);
+	/* Each side's own figures from the same rounds (bench_stats sorts: after the pairs). */
+	for (g = 0; g < G__N; g++) {
+		if (!have[goal_case[g].backend])
+			continue;
+		s = bench_stats(t[g], n);
+		snprintf(extra, sizeof(extra), "\"pages\":%d,\"dirty_pct\":1,\"goal_rounds\":true",
+			 NPAGES);
+		bench_result("writewatch_goal", case_names[goal_case[g].c],
+			     mmext_ww_backend_name(goal_case[g].backend), extra, "us", &s);
+	}
+	for (g = 0; g < G__N; g++)
+		free(t[g]);
+}
+
 int main(int argc, char **argv)
 {
+	static const struct option extra[] = {
+		{ "pairs", required_argument, NULL, 256 },
+		{ NULL, 0, NULL, 0 },
+	};
 	int runs = 15, b, c, d;
 
-	bench_init(argc, argv, "writewatch", usage, &runs);
+	bench_init_opts(argc, argv, "writewatch", usage, &runs, extra, opt);
+	if (!npairs)
+		npairs = runs;
 	psz = sysconf(_SC_PAGESIZE);
 	for (b = MMEXT_WW_PAGEMAP_SCAN; b <= MMEXT_WW_MPROTECT; b++)
 		start(b);
 	for (c = C_FIRST; c < C__N; c++)
 		for (d = 0; d < (c == C_FIRST ? 1 : (int)ND); d++)
 			run_case(c, d, runs);
+	goal_pairs(npairs);
 	for (b = MMEXT_WW_PAGEMAP_SCAN; b <= MMEXT_WW_MPROTECT; b++) {
 		close(kids[b].to);
 		close(kids[b].from);
@@ -301,11 +478,18 @@ int main(int argc, char **argv)
 	}
 	printf("\n# ratios: median of the other backend / median of pagemap_scan (higher: "
 	       "pagemap_scan faster)\n");
-	for (c = C_FIRST; c < C__N; c++) {
+	/* The goals are on the atomic get-and-reset at 1% written. */
+	for (c = C_FIRST; c < C_BARE; c++) {
 		for (d = 0; d < (c == C_FIRST ? 1 : (int)ND); d++) {
-			ratio(MMEXT_WW_MPROTECT, c, d, c == C_GET_RESET ? 10 : 0);
-			ratio(MMEXT_WW_SOFT_DIRTY, c, d, c == C_GET_RESET ? 3 : 0);
+			ratio(MMEXT_WW_MPROTECT, c, d, c == C_ATOMIC && !d ? 10 : 0);
+			ratio(MMEXT_WW_SOFT_DIRTY, c, d, c == C_ATOMIC && !d ? 3 : 0);
 		}
 	}
+	for (d = 0; d < (int)ND && have[MMEXT_WW_PAGEMAP_SCAN]; d++)
+		printf("ratio %-26s pagemap_scan get_reset/bare_walks = %.2fx%s\n",
+		       dirty_pcts[d] == 1 ? "get_reset dirty=1%" : "get_reset dirty=100%",
+		       med[MMEXT_WW_PAGEMAP_SCAN][C_GET_RESET][d] /
+		       med[MMEXT_WW_PAGEMAP_SCAN][C_BARE][d],
+		       d ? "" : "  (goal <= 1.2x)");
 	return 0;
 }

@@ -14,4 +14,5 @@ SUITES = [
     "s002_maps_latency",
     "s003_cow_pte",
     "s004_writewatch",
+    "s005_maps_command",
 ]
