@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Seed 003's benchmarks: fork() of a process with populated private anonymous memory
+ * COW page tables' benchmarks: fork() of a process with populated private anonymous memory
  * (4 KiB pages, THP off) with plain fork against COW page tables, each side's VmPTE
  * after fork, the child's write-fault cost after fork (sequential over the whole area,
  * and random sparse writes), a fork-server loop (fork, the child writes a few pages

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Seed 000's fork benchmark: a process with many anonymous VMAs forks, the child exits
- * at once, and the parent times fork() until it returns. Unnamed against named: every
- * VMA with a distinct 79-byte name, the longest the kernel takes.
+ * Anonymous VMA names' fork benchmark: a process with many anonymous VMAs forks, the
+ * child exits at once, and the parent times fork() until it returns. Unnamed against
+ * named: every VMA with a distinct 79-byte name, the longest the kernel takes.
  *
  * Two worker processes build the same VMAs up front; one is named, and the driver has
  * them fork in turn, in pairs ordered AB, BA, AB, ..., so the two forks of a pair are a

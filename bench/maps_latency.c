@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Seed 002's benchmark: a mapper unmaps and maps back single 4 KiB pages at random in a
- * 128 MiB anonymous range, timing every munmap() and mmap(), while two scanner
+ * Lockless maps' benchmark: a mapper unmaps and maps back single 4 KiB pages at random
+ * in a 128 MiB anonymous range, timing every munmap() and mmap(), while two scanner
  * processes read its /proc/PID/maps over and over. Per run of fixed length: the largest
  * and the mean operation latency; over all runs, the median operation latency. The
  * scanners start first and the mapper waits until both have read the file once.
@@ -78,8 +78,8 @@ struct shared {
 /*
  * With fewer CPUs than processes, the mapper's latency is mostly waiting for a
  * CPU, and scanners that never block (the lockless kernel) take more of it
- * than scanners that sleep on mmap_lock.  The seed's machine had a CPU for
- * each; --pin gives the mapper one of its own.
+ * than scanners that sleep on mmap_lock.  Upstream's test machine (the v3
+ * cover letter's) had a CPU for each; --pin gives the mapper one of its own.
  */
 static void pin_to(int cpu, int ncpus)
 {

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The seed's real-program question: what does pattern-initialising the heap cost an
- * allocation-heavy program? Runs a command under pattern_shim.so once per method (anon,
- * memset, refpage, emulated) and times it: real time and maximum RSS of the process
- * (wait4()), median over the runs; methods alternate within each round so that a
- * slow spell of the machine hits them all. The command's standard output is hashed and
- * must be the same under every method: the shim must not change what the program does.
+ * Reference pages' real-program question (asked by upstream's v3 cover letter): what
+ * does pattern-initialising the heap cost an allocation-heavy program? Runs a command
+ * under pattern_shim.so once per method (anon, memset, refpage, emulated) and times it:
+ * real time and maximum RSS of the process (wait4()), median over the runs; methods
+ * alternate within each round so that a slow spell of the machine hits them all. The
+ * command's standard output is hashed and must be the same under every method: the shim
+ * must not change what the program does.
  */
 #include <errno.h>
 #include <fcntl.h>

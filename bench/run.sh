@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Reproduce every seed's benchmark table: host, stock 6.12 and patched 6.12, one report.
+# Run every feature's benchmarks: host, stock 6.12 and patched 6.12, one report.
 #
-#   bench/run.sh [--quick] [--only SEED,...] [--targets host,stock,patched] [--out DIR]
+#   bench/run.sh [--quick] [--only SUITE,...] [--targets host,stock,patched] [--out DIR]
 #                [--no-build]
+#   SUITE: a feature key, one of bench/suites/__init__.py's SUITES (anon_names, refpage,
+#   lockless_maps, cow_pte, write_tracking, maps_command)
 #   bench/run.sh --compare A/results.json B/results.json
 #   bench/run.sh --report-only [--out DIR]     (report.md again from DIR/results.json)
 #

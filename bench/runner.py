@@ -50,7 +50,7 @@ def fmt_secs(s):
 
 class Parser:
     """Collects "# bench {json}" lines, tagged with where they ran and for which suite;
-    when live, also the seconds each suite took (times, by seed)."""
+    when live, also the seconds each suite took (times, by suite key)."""
 
     def __init__(self, target, records, quiet=False, times=None):
         self.target, self.records, self.quiet = target, records, quiet
@@ -72,7 +72,7 @@ class Parser:
             self._clock(line)
             _, self.suite, self.label = line.split(maxsplit=2)
             if not self.quiet:
-                say(f"{self.target}: seed {self.suite}: {self.label}")
+                say(f"{self.target}: {self.suite}: {self.label}")
             return
         if line.startswith("# bench "):
             if self.quiet is None:
@@ -97,7 +97,7 @@ def guest_script(suites, mode, target):
              "# Written by bench/runner.py for one guest boot.", f"cd {GUEST_BENCH}"]
     for s in suites:
         for label, argv in s.runs(mode, target):
-            lines.append(f"echo @@suite {s.SEED} {shlex.quote(label)}")
+            lines.append(f"echo @@suite {s.KEY} {shlex.quote(label)}")
             lines.append("./" + " ".join(shlex.quote(a) for a in argv) + " || true")
     lines.append("echo @@end")
     return "\n".join(lines) + "\n"
@@ -107,7 +107,7 @@ def run_host(suites, mode, records, times):
     p = Parser("host", records, times=times)
     for s in suites:
         for label, argv in s.runs(mode, "host"):
-            p.line(f"@@suite {s.SEED} {label}")
+            p.line(f"@@suite {s.KEY} {label}")
             cmd = [os.path.join(BUILD, "bench", argv[0])] + argv[1:]
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                     text=True)
@@ -162,21 +162,21 @@ def run_guest(suites, mode, target, records, est, times):
 GUEST_BOOT = 15
 
 
-def timed_runs(records, target, seed):
-    """Results and timed runs (repetitions summed over results) of one seed on one target."""
-    rs = [r for r in records if r.get("target") == target and r.get("suite") == seed
+def timed_runs(records, target, suite):
+    """Results and timed runs (repetitions summed over results) of one suite on one target."""
+    rs = [r for r in records if r.get("target") == target and r.get("suite") == suite
           and r.get("case") != "machine" and isinstance(r.get("runs"), int)]
     return len(rs), sum(r["runs"] for r in rs)
 
 
-def run_summary(records, suite_seconds, seed_est):
-    """Lines: per target and seed, the time taken against the estimate and the runs."""
+def run_summary(records, suite_seconds, suite_est):
+    """Lines: per target and suite, the time taken against the estimate and the runs."""
     out = []
     for t, per in suite_seconds.items():
-        for seed, est in seed_est.get(t, {}).items():
-            n, runs = timed_runs(records, t, seed)
-            took = per.get(seed)
-            out.append(f"{t}: seed {seed}: {fmt_secs(took) if took is not None else 'not run'}"
+        for key, est in suite_est.get(t, {}).items():
+            n, runs = timed_runs(records, t, key)
+            took = per.get(key)
+            out.append(f"{t}: {key}: {fmt_secs(took) if took is not None else 'not run'}"
                        f" (estimated {fmt_secs(est)}), {n} results of {runs} timed runs")
     return out
 
@@ -314,18 +314,18 @@ def write_report(outdir, meta, records, suites):
     ]
     if m.get("suite_seconds"):
         ts = list(m["suite_seconds"])
-        md += ["Time per seed and target, measured (estimated), and the timed runs behind "
-               "the results (repetitions summed over a seed's cases):", "",
-               "| seed | " + " | ".join(ts) + " |", "|---|" + "---|" * len(ts)]
+        md += ["Time per suite and target, measured (estimated), and the timed runs behind "
+               "the results (repetitions summed over a suite's cases):", "",
+               "| suite | " + " | ".join(ts) + " |", "|---|" + "---|" * len(ts)]
         for s in suites:
             cells = []
             for t in ts:
-                took = m["suite_seconds"][t].get(s.SEED)
-                est = m.get("suite_estimates", {}).get(t, {}).get(s.SEED)
-                n, runs = timed_runs(records, t, s.SEED)
+                took = m["suite_seconds"][t].get(s.KEY)
+                est = m.get("suite_estimates", {}).get(t, {}).get(s.KEY)
+                n, runs = timed_runs(records, t, s.KEY)
                 cells.append("–" if took is None else
                              f"{fmt_secs(took)} ({fmt_secs(est or 0)}), {runs} runs")
-            md.append(f"| {s.SEED} | " + " | ".join(cells) + " |")
+            md.append(f"| {s.KEY} | " + " | ".join(cells) + " |")
         md.append("")
     if m["accel"] != "kvm":
         md += ["**The guests run under TCG** (QEMU's binary translator, no hardware "
@@ -342,8 +342,8 @@ def write_report(outdir, meta, records, suites):
                "stock and patched run the same code: their ratios below are an A/A test and "
                "show this machine's noise floor, not an effect of the queue.", ""]
     for s in suites:
-        ctx = Context(outdir, meta, records, s.SEED)
-        md.append(f"## Seed {s.SEED}: {s.TITLE}")
+        ctx = Context(outdir, meta, records, s.KEY)
+        md.append(f"## {s.TITLE}")
         md.append("")
         try:
             md.append(s.report(ctx))
@@ -396,7 +396,8 @@ def compare(a_path, b_path):
 def main():
     ap = argparse.ArgumentParser(prog="bench/run.sh", description=__doc__)
     ap.add_argument("--quick", action="store_true", help="fewer runs; under 10 minutes")
-    ap.add_argument("--only", help="comma-separated seeds (000,004)")
+    ap.add_argument("--only", metavar="SUITE,...",
+                    help="comma-separated suites by feature: " + ",".join(SUITES))
     ap.add_argument("--targets", default=",".join(TARGETS), help="host,stock,patched")
     ap.add_argument("--out", default=os.path.join(BUILD, "report"))
     ap.add_argument("--no-build", action="store_true", help="use what is built")
@@ -404,7 +405,7 @@ def main():
                     help="measure the test kernels (lockdep, DEBUG_VM) instead of the "
                          "benchmark builds (kernel/config/bench.config)")
     ap.add_argument("--longer", type=float, default=1.0, metavar="N",
-                    help="measure time-bounded cases N times longer (seed 000's pairs), "
+                    help="measure time-bounded cases N times longer (anon_names' pairs), "
                          "for narrower intervals")
     ap.add_argument("--compare", nargs=2, metavar=("A.json", "B.json"))
     ap.add_argument("--report-only", action="store_true",
@@ -436,20 +437,20 @@ def main():
         s.LONGER = args.longer
     if args.only:
         want = set(args.only.split(","))
-        suites = [s for s in suites if s.SEED in want]
+        suites = [s for s in suites if s.KEY in want]
     targets = [t for t in TARGETS if t in args.targets.split(",")]
     bad = set(args.targets.split(",")) - set(TARGETS) - {""}
     if bad or not targets:
         ap.error(f"--targets: {'unknown ' + ', '.join(sorted(bad)) if bad else 'none given'}"
                  f" (choose from {','.join(TARGETS)})")
-    if args.only and want - {s.SEED for s in suites}:
-        ap.error(f"--only: no seed {', '.join(sorted(want - {s.SEED for s in suites}))} "
-                 f"(have {','.join(importlib.import_module('suites.' + n).SEED for n in SUITES)})")
-    seed_est = {t: {s.SEED: s.estimate(mode, t) for s in suites if t in s.TARGETS}
+    if args.only and want - {s.KEY for s in suites}:
+        ap.error(f"--only: no suite {', '.join(sorted(want - {s.KEY for s in suites}))} "
+                 f"(have {','.join(SUITES)})")
+    suite_est = {t: {s.KEY: s.estimate(mode, t) for s in suites if t in s.TARGETS}
                 for t in targets}
-    est = {t: sum(seed_est[t].values()) for t in targets}
+    est = {t: sum(suite_est[t].values()) for t in targets}
     total = sum(est.values()) + GUEST_BOOT * sum(t != "host" for t in targets)
-    say(f"{mode} mode, seeds {', '.join(s.SEED for s in suites)} on {', '.join(targets)}: "
+    say(f"{mode} mode, suites {', '.join(s.KEY for s in suites)} on {', '.join(targets)}: "
         f"estimated {fmt_secs(total)} of measuring, plus any building")
 
     if not args.no_build:
@@ -481,7 +482,7 @@ def main():
         seconds[t] = time.monotonic() - t1
         boot = GUEST_BOOT if t != "host" else 0
         say(f"{t} done in {fmt_secs(seconds[t])} (estimated {fmt_secs(est[t] + boot)})")
-    for line in run_summary(records, suite_seconds, seed_est):
+    for line in run_summary(records, suite_seconds, suite_est):
         say(line)
 
     # Raw results first: a failure below must not lose an hour of measuring.
@@ -496,7 +497,7 @@ def main():
     meta["estimate"] = total
     meta["target_seconds"] = seconds
     meta["suite_seconds"] = suite_seconds
-    meta["suite_estimates"] = seed_est
+    meta["suite_estimates"] = suite_est
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump({"meta": meta, "records": records}, f, indent=1)
     write_report(args.out, meta, records, suites)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Unit checks of the benchmark runner, its paired statistics, the reports of suites 000,
-002 and 003 and the goals of 004 and 005:
-make -C bench check. No kernel, guest or benchmark run needed."""
+"""Unit checks of the benchmark runner, its paired statistics, the reports of the
+anon_names, lockless_maps and cow_pte suites and the goals of write_tracking and
+maps_command: make -C bench check. No kernel, guest or benchmark run needed."""
 
 import math
 import os
@@ -13,8 +13,8 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pairstats  # noqa: E402
 import runner  # noqa: E402
-from suites import SUITES, s000_fork_named as s000, s002_maps_latency as s002  # noqa: E402
-from suites import s003_cow_pte as s003  # noqa: E402
+from suites import SUITES, anon_names, cow_pte, lockless_maps  # noqa: E402
+from suites import maps_command, write_tracking  # noqa: E402
 import importlib  # noqa: E402
 
 
@@ -90,9 +90,9 @@ class PairStats(unittest.TestCase):
 def fork_records(target, effect, sigma, seed, pairs=40, aa=False):
     """What bench/fork_named prints for each 64,000-VMA scenario, as the runner keeps it."""
     rng, recs = random.Random(seed), []
-    for p, _ in s000.SCENARIOS:
+    for p, _ in anon_names.SCENARIOS:
         a, b, rp = crossover(effect, 1.02, pairs, sigma, rng)
-        common = dict(target=target, suite="000", bench="fork_named", group="fork",
+        common = dict(target=target, suite="anon_names", bench="fork_named", group="fork",
                       vmas=64000, pages=p)
         for case, v in (("unnamed", a), ("unnamed-b" if aa else "named", b)):
             srt = sorted(v)
@@ -111,11 +111,11 @@ class SuiteReport(unittest.TestCase):
     def render(self, records, mode="full"):
         meta = {"mode": mode, "host": {"kernel": "test"}}
         with tempfile.TemporaryDirectory() as d:
-            return self.SUITE.report(runner.Context(d, meta, records, self.SUITE.SEED))
+            return self.SUITE.report(runner.Context(d, meta, records, self.SUITE.KEY))
 
 
-class Seed000Report(SuiteReport):
-    SUITE = s000
+class AnonNamesReport(SuiteReport):
+    SUITE = anon_names
 
     def goal_line(self, md):
         return [line for line in md.splitlines() if line.startswith("Goal ")][0]
@@ -153,7 +153,7 @@ def maps_records(target, block_us, floor_block_us, runs=20, seed=1, schedstats=T
     """maps_latency's records: wall-clock maxima of 10-20 ms everywhere (the TCG floor),
     blocked maxima around block_us (contended) and floor_block_us (nobody reading)."""
     rng = random.Random(seed)
-    recs = [dict(target=target, suite="002", group="maps_latency",
+    recs = [dict(target=target, suite="lockless_maps", group="maps_latency",
                  case="mmap/munmap op uncontended", median=unc_median, runs=1000)]
 
     def blk(mean):
@@ -163,37 +163,36 @@ def maps_records(target, block_us, floor_block_us, runs=20, seed=1, schedstats=T
         return dict(block_max_us=m, block_sum_us=3 * m, sleep_sum_us=3 * m, wait_max_us=5.0,
                     wait_sum_us=50.0, sleeps=3 if m else 0)
     for i in range(runs // 5):
-        recs.append(dict(target=target, suite="002", group="maps_latency",
+        recs.append(dict(target=target, suite="lockless_maps", group="maps_latency",
                          case="uncontended run", run=i, ops=50000,
                          max_us=rng.uniform(9e3, 22e3), **blk(floor_block_us)))
     for i in range(runs):
-        recs.append(dict(target=target, suite="002", group="maps_latency", case="run",
+        recs.append(dict(target=target, suite="lockless_maps", group="maps_latency", case="run",
                          run=i, ops=40000, max_us=rng.uniform(1e4, 2e4), mean_us=20.0,
                          scanner_reads=5000, scanners=2, seconds=2.0, **blk(block_us)))
-    recs.append(dict(target=target, suite="002", group="maps_latency",
+    recs.append(dict(target=target, suite="lockless_maps", group="maps_latency",
                      case="mmap/munmap op", median=30.0, p99=3000.0, p999=1e4, runs=runs))
     if schedstats:
-        recs.append(dict(target=target, suite="002", group="maps_latency",
+        recs.append(dict(target=target, suite="lockless_maps", group="maps_latency",
                          case="schedstats", ttwu_queue=1, delay_dequeue=1))
     return recs
 
 
-class Seed002Report(SuiteReport):
-    SUITE = s002
+class LocklessMapsReport(SuiteReport):
+    SUITE = lockless_maps
 
     def test_verdicts(self):
         stock = [800.0] * 90 + [100.0] * 10
         floor = [0.0] * 40
-        self.assertEqual(s002.blocked_verdict(stock, [50.0] * 100, floor, 500)[0], "met")
-        self.assertEqual(s002.blocked_verdict(stock, [50.0] * 97 + [900.0] * 3, floor,
-                                              500)[0], "not met")
+        v = lockless_maps.blocked_verdict
+        self.assertEqual(v(stock, [50.0] * 100, floor, 500)[0], "met")
+        self.assertEqual(v(stock, [50.0] * 97 + [900.0] * 3, floor, 500)[0], "not met")
         # Stock not mostly above the threshold: the goal's premise is not there.
-        self.assertEqual(s002.blocked_verdict(stock, [50.0] * 100, floor, 1000)[0],
-                         "not resolved")
+        self.assertEqual(v(stock, [50.0] * 100, floor, 1000)[0], "not resolved")
         # The floor above the threshold: the metric sees more than the readers.
-        self.assertEqual(s002.blocked_verdict(stock, [50.0] * 100, [0.0] * 38 + [600.0] * 2,
-                                              500)[0], "not resolved")
-        self.assertEqual(s002.blocked_verdict(stock, [], floor, 500)[0], "not resolved")
+        self.assertEqual(v(stock, [50.0] * 100, [0.0] * 38 + [600.0] * 2, 500)[0],
+                         "not resolved")
+        self.assertEqual(v(stock, [], floor, 500)[0], "not resolved")
 
     def test_report_met(self):
         md = self.render(maps_records("stock", 2000.0, 0.0, seed=1)
@@ -204,7 +203,7 @@ class Seed002Report(SuiteReport):
         self.assertIn("`TTWU_QUEUE` on (the default, as here)", md)
 
     def test_scaled_thresholds(self):
-        # The seed's patched median is 10 us: scale only when this machine is off by half.
+        # Upstream's patched median is 10 us: scale only when this machine is off by half.
         for unc, want in ((12.0, None), (4.0, "0.20 ms and 0.40 ms"),
                           (30.0, "1.50 ms and 3.00 ms")):
             md = self.render(maps_records("stock", 2000.0, 0.0, seed=1, unc_median=unc)
@@ -214,7 +213,7 @@ class Seed002Report(SuiteReport):
                 self.assertIn("blocked max > 0.2 ms" if unc < 10 else "blocked max > 1.5 ms",
                               md)
             else:
-                self.assertIn("close enough to keep the seed's 0.5 ms", md)
+                self.assertIn("close enough to keep upstream's 0.5 ms", md)
                 self.assertNotIn("Scaled thresholds", md)
 
     def test_report_fallbacks(self):
@@ -244,8 +243,8 @@ class Seed002Report(SuiteReport):
 
     def test_guest_runs_ask_for_schedstats(self):
         for mode in ("quick", "full"):
-            self.assertIn("--schedstats", s002.runs(mode, "stock")[0][1])
-            self.assertNotIn("--schedstats", s002.runs(mode, "host")[0][1])
+            self.assertIn("--schedstats", lockless_maps.runs(mode, "stock")[0][1])
+            self.assertNotIn("--schedstats", lockless_maps.runs(mode, "host")[0][1])
 
 
 def pair_record(suite, group, backend, a, ratio, sigma, n, rng_key, **kw):
@@ -257,24 +256,24 @@ def pair_record(suite, group, backend, a, ratio, sigma, n, rng_key, **kw):
 
 
 class WriteTrackingGoals(unittest.TestCase):
-    s004 = importlib.import_module("suites.s004_writewatch")
+    KEY = write_tracking.KEY
 
     def rows(self, records):
         with tempfile.TemporaryDirectory() as d:
-            ctx = runner.Context(d, {"mode": "quick"}, records, "004")
-            return self.s004.goal_rows(ctx, "host")
+            ctx = runner.Context(d, {"mode": "quick"}, records, self.KEY)
+            return write_tracking.goal_rows(ctx, "host")
 
     def test_verdicts(self):
-        recs = [pair_record("004", "writewatch", "pagemap_scan/mprotect", 500, 1 / 14, 0.05,
-                            21, 1),
-                pair_record("004", "writewatch", "pagemap_scan/soft_dirty", 100, 1 / 2, 0.05,
-                            21, 2),
+        recs = [pair_record(self.KEY, "writewatch", "pagemap_scan/mprotect", 500, 1 / 14,
+                            0.05, 21, 1),
+                pair_record(self.KEY, "writewatch", "pagemap_scan/soft_dirty", 100, 1 / 2,
+                            0.05, 21, 2),
                 # Pair ratios 0.8 and 1.6 around 1.2: an interval across the goal.
-                dict(target="host", suite="004", group="writewatch", case="regression",
+                dict(target="host", suite=self.KEY, group="writewatch", case="regression",
                      backend="pagemap_scan/bare_walks", a=[40.0] * 11,
                      b=[32.0, 64.0] * 5 + [48.0]),
-                dict(target="host", suite="004", group="writewatch_goal", case="bare_walks",
-                     backend="pagemap_scan", median=40.0)]
+                dict(target="host", suite=self.KEY, group="writewatch_goal",
+                     case="bare_walks", backend="pagemap_scan", median=40.0)]
         mprot, sd, floor = self.rows(recs)
         self.assertIn("**met**", mprot)
         self.assertIn("**NOT met**", sd)
@@ -282,27 +281,27 @@ class WriteTrackingGoals(unittest.TestCase):
         self.assertIn("floor, two bare walks: 40.0 µs", floor)
 
     def test_unavailable(self):
-        recs = [dict(target="host", suite="004", bench="writewatch", case="unavailable",
+        recs = [dict(target="host", suite=self.KEY, bench="writewatch", case="unavailable",
                      backend="soft_dirty", detail="no CONFIG_MEM_SOFT_DIRTY")]
         self.assertIn("soft_dirty unavailable: no CONFIG_MEM_SOFT_DIRTY", self.rows(recs)[1])
 
 
 class MapsCommandReport(unittest.TestCase):
-    s005 = importlib.import_module("suites.s005_maps_command")
+    KEY = maps_command.KEY
 
     def test_goals(self):
         info = dict(vmas=60025, mmext_lines=60028, pmap_lines=60027, procmap_query=True)
-        recs = [pair_record("005", "maps_command", "mmext/pmap", 150, 1 / 7, 0.05, 10, 4,
+        recs = [pair_record(self.KEY, "maps_command", "mmext/pmap", 150, 1 / 7, 0.05, 10, 4,
                             **info),
-                pair_record("005", "maps_command", "mmext/read", 35, 1.8, 0.05, 10, 5,
+                pair_record(self.KEY, "maps_command", "mmext/read", 35, 1.8, 0.05, 10, 5,
                             **info)]
-        recs += [dict(target="host", suite="005", group="maps_command", case=c, backend=b,
-                      median=m, **info)
+        recs += [dict(target="host", suite=self.KEY, group="maps_command", case=c,
+                      backend=b, median=m, **info)
                  for c, b, m in (("cpu mmext maps", "mmext", 21.0), ("cpu pmap", "pmap", 150.0),
                                  ("wall mmext maps", "mmext", 63.0),
                                  ("wall read(2) pass", "read", 35.0))]
         with tempfile.TemporaryDirectory() as d:
-            md = self.s005.report(runner.Context(d, {"mode": "quick"}, recs, "005"))
+            md = maps_command.report(runner.Context(d, {"mode": "quick"}, recs, self.KEY))
         cpu, wall = [line for line in md.splitlines() if line.startswith("| host | ")][1:]
         self.assertIn("**met**", cpu)
         self.assertIn("pmap CPU: 150.0 ms", cpu)
@@ -311,14 +310,14 @@ class MapsCommandReport(unittest.TestCase):
         self.assertIn("| host | 60,025 | yes | 60,028 | 60,027 |", md)
 
     def test_quick_is_host_only(self):
-        self.assertTrue(self.s005.runs("quick", "host"))
-        self.assertEqual(self.s005.runs("quick", "stock"), [])
-        self.assertEqual(self.s005.estimate("quick", "patched"), 0)
+        self.assertTrue(maps_command.runs("quick", "host"))
+        self.assertEqual(maps_command.runs("quick", "stock"), [])
+        self.assertEqual(maps_command.estimate("quick", "patched"), 0)
 
 
 def cow_records(ratios, pairs=12, sigma=0.05, rng_seed=3, reclaimed=(256.0, 256.0),
                 swing=None):
-    """Suite 003 (cow_pte) records: for each measure, pairs of plain and COW values whose
+    """The cow_pte suite's records: for each measure, pairs of plain and COW values whose
     ratio is ratios[measure] with lognormal noise (or, with swing, that many times above
     and below it in turn); plus the reclaim case's MiB."""
     rng = random.Random(rng_seed)
@@ -328,17 +327,17 @@ def cow_records(ratios, pairs=12, sigma=0.05, rng_seed=3, reclaimed=(256.0, 256.
         a = [100 * math.exp(rng.gauss(0, sigma)) for _ in range(pairs)]
         b = [x * ratios[measure] * (swing ** (1 if i % 2 else -1) if swing else
                                     math.exp(rng.gauss(0, sigma))) for i, x in enumerate(a)]
-        recs.append(dict(target="patched", suite="003", group="pairs", case="regression",
+        recs.append(dict(target="patched", suite="cow_pte", group="pairs", case="regression",
                          measure=measure, mb=mb, backend="cow_pte", a=a, b=b))
     for backend, mib in zip(("plain", "cow_pte"), reclaimed):
-        recs.append(dict(target="patched", suite="003", group="reclaimed", case="256 MiB",
+        recs.append(dict(target="patched", suite="cow_pte", group="reclaimed", case="256 MiB",
                          backend=backend, mb=256, children=16, median=mib, min=mib, max=mib,
                          runs=pairs))
     return recs
 
 
 class CowPteReport(SuiteReport):
-    SUITE = s003
+    SUITE = cow_pte
     GOOD = {"fork": 0.01, "vmpte-child": 0.02, "fault-seq": 1.0, "server": 20.0,
             "reclaim": 1.0}
 
@@ -364,7 +363,7 @@ class CowPteReport(SuiteReport):
 
     def test_goal_takes_the_most_pairs(self):
         recs = cow_records(self.GOOD)
-        recs.append(dict(target="patched", suite="003", group="pairs", case="regression",
+        recs.append(dict(target="patched", suite="cow_pte", group="pairs", case="regression",
                          measure="vmpte-child", mb=1024, backend="cow_pte", a=[2096] * 3,
                          b=[48] * 3))
         self.assertEqual(self.verdicts(self.render(recs))[1], "met")
@@ -374,7 +373,7 @@ class CowPteReport(SuiteReport):
         self.assertTrue(v[4].startswith("**NOT met**: COW gave back 10.0 MiB"), v[4])
 
     def test_quick_plan_is_shorter(self):
-        self.assertLess(s003.estimate("quick", "patched"), 36)
+        self.assertLess(cow_pte.estimate("quick", "patched"), 36)
 
 
 class Runner(unittest.TestCase):
@@ -394,16 +393,21 @@ class Runner(unittest.TestCase):
         self.assertGreater(self.total("full"), self.total("quick"))
 
     def test_longer(self):
-        s000 = importlib.import_module("suites.s000_fork_named")
-        base = s000.estimate("full", "stock")
-        secs = [a[a.index("--seconds") + 1] for _, a in s000.runs("full", "stock")]
+        s = anon_names
+        base = s.estimate("full", "stock")
+        secs = [a[a.index("--seconds") + 1] for _, a in s.runs("full", "stock")]
         try:
-            s000.LONGER = 4
-            self.assertGreater(s000.estimate("full", "stock"), 3 * base)
-            longer = [a[a.index("--seconds") + 1] for _, a in s000.runs("full", "stock")]
+            s.LONGER = 4
+            self.assertGreater(s.estimate("full", "stock"), 3 * base)
+            longer = [a[a.index("--seconds") + 1] for _, a in s.runs("full", "stock")]
             self.assertEqual([int(x) for x in longer], [4 * int(x) for x in secs])
         finally:
-            s000.LONGER = 1
+            s.LONGER = 1
+
+    def test_keys_are_module_names(self):
+        # --only, the records and the report all use KEY: it must be the file's name.
+        for name, s in zip(SUITES, self.suites()):
+            self.assertEqual(s.KEY, name)
 
     def test_plans(self):
         for s in self.suites():
@@ -412,22 +416,23 @@ class Runner(unittest.TestCase):
                     for label, argv in s.runs(mode, t):
                         self.assertTrue(os.path.exists(os.path.join(
                             os.path.dirname(os.path.abspath(__file__)), argv[0] + ".c")),
-                            f"{s.SEED}: {argv[0]}")
+                            f"{s.KEY}: {argv[0]}")
                         self.assertTrue(all(isinstance(a, str) for a in argv))
 
     def test_suite_times_and_runs(self):
         recs, times = [], {}
         p = runner.Parser("stock", recs, quiet=True, times=times)
-        p.line("@@suite 000 a")
+        p.line("@@suite anon_names a")
         p.line('# bench {"case":"machine","runs":200}')
         p.line('# bench {"case":"unnamed","runs":30}')
         p.line('# bench {"case":"named","runs":30}')
-        p.line("@@suite 004 b")
+        p.line("@@suite write_tracking b")
         p.line('# bench {"case":"x","runs":5}')
         p.line("@@end")
-        self.assertEqual(set(times), {"000", "004"})
-        self.assertEqual(runner.timed_runs(recs, "stock", "000"), (2, 60))
-        lines = runner.run_summary(recs, {"stock": times}, {"stock": {"000": 60, "004": 1}})
+        self.assertEqual(set(times), {"anon_names", "write_tracking"})
+        self.assertEqual(runner.timed_runs(recs, "stock", "anon_names"), (2, 60))
+        lines = runner.run_summary(recs, {"stock": times},
+                                   {"stock": {"anon_names": 60, "write_tracking": 1}})
         self.assertIn("2 results of 60 timed runs", lines[0])
 
     def test_guest_script_ends(self):

@@ -7,7 +7,7 @@
  *
  * --vmas N measures the kernel's side only (lookups, read(2), listings) at N VMAs;
  * --writer adds a thread that unmaps and maps back random pages of its own range the
- * whole time, so that readers meet a concurrent mmap_lock writer (seed 002).
+ * whole time, so that readers meet a concurrent mmap_lock writer (lockless maps).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,8 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Seed 000: fork() of a process with many anonymous VMAs, unnamed against named.
+"""Anonymous VMA names: fork() of a process with many anonymous VMAs, unnamed against
+named.
 
 A suite module gives bench/runner.py:
-  SEED, TITLE, TARGETS   which of host/stock/patched it runs on
+  KEY                    the suite's feature key: its file name, the records' "suite",
+                         the name --only takes
+  TITLE                  the report section's heading, led by the feature's name
+  TARGETS                which of host/stock/patched it runs on
   runs(mode, target)     [(label, argv)]: argv[0] a program of build/bench
   estimate(mode, target) seconds of measuring, for the up-front estimate
   guest_mem(mode)        optional: GiB the guest needs (default 3)
@@ -13,15 +17,18 @@ A suite module gives bench/runner.py:
 
 import pairstats
 
-SEED = "000"
-TITLE = "fork() with named anonymous VMAs (`PR_SET_VMA_ANON_NAME`)"
+KEY = "anon_names"
+TITLE = "Anonymous VMA names: fork() with named VMAs (`PR_SET_VMA_ANON_NAME`)"
 TARGETS = ("host", "stock", "patched")
 LONGER = 1
 
 SCENARIOS = ((0, "unpopulated"), (1, "1 page of data"), (10, "10 pages of data"))
-# The seed's averages after its refcounting patch (ms): unnamed, named, regression %.
-SEED_REFCOUNT = {0: (16.36, 18.35, 12.16), 1: (48.16, 51.30, 6.52), 10: (64.23, 67.69, 5.39)}
-SEED_STRDUP = {0: (16.73, 23.34, 39.51), 1: (51.98, 59.94, 15.31), 10: (66.86, 76.31, 14.13)}
+# Upstream's averages (the anonymous VMA names series, ms: unnamed, named, regression %)
+# after its refcounting patch, and before it (names copied with strdup).
+UPSTREAM_REFCOUNT = {0: (16.36, 18.35, 12.16), 1: (48.16, 51.30, 6.52),
+                     10: (64.23, 67.69, 5.39)}
+UPSTREAM_STRDUP = {0: (16.73, 23.34, 39.51), 1: (51.98, 59.94, 15.31),
+                   10: (66.86, 76.31, 14.13)}
 
 # Per (VMAs, pages): seconds of timed pairs, at most this many pairs, rounds (the two
 # processes swap roles between rounds), warm-up forks per process and round. The time
@@ -39,7 +46,7 @@ HOST_SECONDS = {"quick": 3, "full": 8}
 # per VMA: building both processes, naming, warm-up, tearing down; and of one pair (the
 # one that runs past the time, and the minimum pairs); see __init__.py. Upper figures: a
 # loaded run once made the patched guest look 4 times slower to build and name 64,000
-# VMAs (16-19 s against 3-5 s); side by side in one run (session 6) patched took 1-17 s
+# VMAs (16-19 s against 3-5 s); side by side in one run patched took 1-17 s
 # and stock 5-40 s by case, the slower one being whichever shared the machine more.
 TCG_AROUND = {0: 2.4e-4, 1: 4e-4, 10: 1e-3}
 TCG_PAIR = {0: 7e-6, 1: 1.5e-5, 10: 4e-5}
@@ -96,15 +103,15 @@ def _paired(rec):
 
 
 def report(ctx):
-    md = ["The seed's test: a process with 64K anonymous VMAs, each named with the longest "
+    md = ["Upstream's test: a process with 64K anonymous VMAs, each named with the longest "
           "name in the named case, forks; the child exits at once; the parent's fork() is "
-          "timed. The seed's published averages (ARM64 Android device, 2.4 GHz, 1000 forks "
+          "timed. Upstream's published averages (ARM64 Android device, 2.4 GHz, 1000 forks "
           "per case):", "",
           "| scenario | unnamed | named | regression | (before refcounting: unnamed, named, "
           "regression) |", "|---|---|---|---|---|"]
     for p, name in SCENARIOS:
-        u, n, r = SEED_REFCOUNT[p]
-        su, sn, sr = SEED_STRDUP[p]
+        u, n, r = UPSTREAM_REFCOUNT[p]
+        su, sn, sr = UPSTREAM_STRDUP[p]
         md.append(f"| {name} | {u:.2f} ms | {n:.2f} ms | +{r:.2f}% | {su:.2f}, {sn:.2f} ms, "
                   f"+{sr:.2f}% |")
     level = f"{pairstats.LEVEL:.0%}"
@@ -148,19 +155,19 @@ def report(ctx):
                 aa = aa or bool(rec and rec.get("aa")) or (n or {}).get("case") == "unnamed-b"
                 reg = _paired(rec)
                 rm = 100 * (n["mean"] / u["mean"] - 1) if n else None
-                seed = SEED_REFCOUNT[p][2]
+                ups = UPSTREAM_REFCOUNT[p][2]
                 if vmas == 64000 and target != "host":
-                    v = pairstats.verdict(reg, seed) if not aa else "not measured (A/A)"
-                    goal_rows.append((target, name, reg, rm, seed, v))
+                    v = pairstats.verdict(reg, ups) if not aa else "not measured (A/A)"
+                    goal_rows.append((target, name, reg, rm, ups, v))
                     plot[(target, p)] = (u, n, reg)
                 runs = f"{u['runs']}" + (f" + {n['runs']}" if n else "")
                 nspread = f"{n['p10']:.2f}–{n['p90']:.2f}" if n else "–"
-                # The seed measured 4000 VMAs only in words: "at the noise level".
-                seedcol = f"+{seed:.1f}%" if vmas == 64000 else "noise level"
+                # Upstream measured 4000 VMAs only in words: "at the noise level".
+                upscol = f"+{ups:.1f}%" if vmas == 64000 else "noise level"
                 rows.append(f"| {vmas} | {name} | {_ms(u)} | {_ms(n)} | {_pct(rm)} | "
                             f"{_ms(u, 'median')} | {_ms(n, 'median')} | "
                             f"{pairstats.fmt(reg)} | {u['p10']:.2f}–{u['p90']:.2f} | "
-                            f"{nspread} | {runs} | {seedcol} |")
+                            f"{nspread} | {runs} | {upscol} |")
         if not rows:
             continue
         what = {"host": f"host ({ctx.meta['host']['kernel']}, native)",
@@ -177,20 +184,20 @@ def report(ctx):
                f"| VMAs | scenario | unnamed mean | {second} mean | regression (mean) | "
                f"unnamed median | {second} median | paired regression [{level} interval] | "
                f"unnamed p10–p90 | {second} p10–p90 | forks (unnamed + {second}) | "
-               "seed's regression |",
+               "upstream's regression |",
                "|---|---|---|---|---|---|---|---|---|---|---|---|"] + rows + [""]
 
-    md += ["**Goal: the named-VMA regression no larger than the seed's (64,000 VMAs).** "
+    md += ["**Goal: the named-VMA regression no larger than upstream's (64,000 VMAs).** "
            f"Judged on the paired regression's {level} interval: *met* when all of it lies "
-           "at or below the seed's figure, *NOT met* when all of it lies above, *not "
+           "at or below upstream's figure, *NOT met* when all of it lies above, *not "
            "resolved* when it straddles the figure (this many pairs on this machine cannot "
            "tell). Stock and patched run the same naming and fork code (the queue does not "
            "touch them), so their two figures are also a check of each other.", "",
            f"| kernel | scenario | ours (paired) [{level} interval] | ours (mean, unpaired) "
-           "| pairs | seed's (mean) | goal |", "|---|---|---|---|---|---|---|"]
-    for t, name, reg, rm, seed, v in goal_rows:
+           "| pairs | upstream's (mean) | goal |", "|---|---|---|---|---|---|---|"]
+    for t, name, reg, rm, ups, v in goal_rows:
         md.append(f"| {t} | {name} | {pairstats.fmt(reg)} | {_pct(rm)} | "
-                  f"{reg['pairs'] if reg else '–'} | +{seed:.1f}% | "
+                  f"{reg['pairs'] if reg else '–'} | +{ups:.1f}% | "
                   f"{'**NOT met**' if v == 'NOT met' else v} |")
     verdicts = [g[5] for g in goal_rows]
     met = sum(v == "met" for v in verdicts)
@@ -204,7 +211,7 @@ def report(ctx):
                    f"({met} met, the rest not resolved)")
     else:
         verdict = (f"not resolved: met in {met} of {len(verdicts)} kernel/scenario pairs; "
-                   "for the others the interval straddles the seed's figure or there were "
+                   "for the others the interval straddles upstream's figure or there were "
                    "too few pairs for one")
     missing = [f"{t}: {name}" for t in ("stock", "patched") for p, name in SCENARIOS
                if (t, p) not in plot]
@@ -252,8 +259,8 @@ def _plot(ctx, plot):
     a1.set_ylabel("mean fork() time, ms (TCG)")
     a1.set_title("64,000 VMAs: fork() time in the guests")
     a1.legend(fontsize=8)
-    series = [("seed, strdup", [SEED_STRDUP[p][2] for p in scen], None),
-              ("seed, refcounted", [SEED_REFCOUNT[p][2] for p in scen], None)]
+    series = [("upstream, strdup", [UPSTREAM_STRDUP[p][2] for p in scen], None),
+              ("upstream, refcounted", [UPSTREAM_REFCOUNT[p][2] for p in scen], None)]
     for t in ("stock", "patched"):
         regs = [plot[(t, p)][2] if (t, p) in plot else None for p in scen]
         ys = [r["pct"] if r else 0 for r in regs]
@@ -269,4 +276,4 @@ def _plot(ctx, plot):
     a2.set_ylabel(f"named vs unnamed, % ({pairstats.LEVEL:.0%} interval)")
     a2.set_title("Regression from naming, 64,000 VMAs")
     a2.legend(fontsize=8)
-    return ctx.plot(fig, "s000_fork_named.png", "fork times and regressions")
+    return ctx.plot(fig, "anon_names.png", "fork times and regressions")

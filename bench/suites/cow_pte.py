@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Seed 003: fork() with copy-on-write page tables against plain fork (bench/cow_pte.c)."""
+"""COW page tables: fork() with copy-on-write page tables against plain fork
+(bench/cow_pte.c). Interface: see anon_names.py."""
 
 import pairstats
 
-SEED = "003"
-TITLE = "copy-on-write page tables at fork (`PR_COW_PTE`)"
+KEY = "cow_pte"
+TITLE = "COW page tables: copy-on-write page tables at fork (`PR_COW_PTE`)"
 TARGETS = ("stock", "patched")
 
 FORK_MB = (0, 64, 256, 512, 1024)
@@ -18,11 +19,11 @@ PLAN = {"quick": {"sizes": (0, 64, 1024), "fork": 2, "vmpte": 0, "seq": 1, "rand
         "full": {"sizes": FORK_MB, "fork": 12, "vmpte": 3, "seq": 10, "rand": 4,
                  "server": 10, "reclaim": 10, "writes": 100000, "reclaim_mb": 256,
                  "children": 16}}
-# The seed's figures (v3 cover letter, QEMU, x86_64 defconfig) and the paper's.
-SEED_FORK_MS_512 = 10.0          # "around 10 ms" both ways at 512 MB
-SEED_VMPTE_CHILD = (2096, 44)    # kB at 1 GB: plain, COW PTE
-SEED_FAULT_SEQ = (0.000770, 0.000795)   # ms per access, 512 MB: plain, COW PTE
-SEED_FAULT_RAND = (0.000026, 0.000029)
+# The v3 cover letter's figures (QEMU, x86_64 defconfig) and the paper's.
+UPSTREAM_FORK_MS_512 = 10.0          # "around 10 ms" both ways at 512 MB
+UPSTREAM_VMPTE_CHILD = (2096, 44)    # kB at 1 GB: plain, COW PTE
+UPSTREAM_FAULT_SEQ = (0.000770, 0.000795)   # ms per access, 512 MB: plain, COW PTE
+UPSTREAM_FAULT_RAND = (0.000026, 0.000029)
 PAPER_FORK_SPEEDUP_1G = 65
 
 # The review's goals, as COW / plain ratios: (measure, mb, bound, at_least, words).
@@ -126,15 +127,16 @@ def _ratio(a, b):
 
 
 def report(ctx):
-    md = ["The seed (v3 cover letter, QEMU, x86_64 defconfig): fork ~10 ms at 512 MB both "
+    md = ["Upstream (v3 cover letter, QEMU, x86_64 defconfig): fork ~10 ms at 512 MB both "
           "ways; at 1 GB child VmPTE 2096 kB plain vs 44 kB COW PTE; sequential write fault "
           "after fork 0.000770 vs 0.000795 ms per access, random 0.000026 vs 0.000029 ms. "
           f"The On-demand-fork paper: fork {PAPER_FORK_SPEEDUP_1G}x faster at 1 GB.", "",
-          "Ours: `bench/cow_pte` in the guests (TCG, so absolute times are far above the "
-          "seed's; compare ratios). Private anonymous memory, 4 KiB pages (MADV_NOHUGEPAGE), "
-          "populated; plain and COW PTE forks alternate (ABBA) in one process, so each "
-          "repetition is a pair measured a moment apart on the same boot. The parent runs "
-          "pinned and SCHED_FIFO, so a child cannot run (and exit) inside the timed fork; "
+          "Ours: `bench/cow_pte` in the guests (TCG, so absolute times are far above "
+          "upstream's; compare ratios). Private anonymous memory, 4 KiB pages "
+          "(MADV_NOHUGEPAGE), populated; plain and COW PTE forks alternate (ABBA) in one "
+          "process, so each repetition is a pair measured a moment apart on the same boot. "
+          "The parent runs pinned and SCHED_FIFO, so a child cannot run (and exit) inside "
+          "the timed fork; "
           "children inherit the pin and run on the parent's CPU once it sleeps. "
           "fork: parent-side time of fork(); the child's VmPTE is read right after it. "
           "VmPTE: /proc/PID/status right after fork. Faults: the child writes after fork, "
@@ -153,8 +155,8 @@ def report(ctx):
                 rows.append(f"| {target} | fork {mb} MiB (ms) | {_fmt(a, 1e-3, 3)} | "
                             f"{_fmt(b, 1e-3, 3)} | {_ratio(a, b)} | "
                             f"{'~10 / ~10' if mb == 512 else '–'} |")
-        for grp, label, seed in (("vmpte-parent", "VmPTE parent 1 GiB (kB)", "2096 / 2096"),
-                                 ("vmpte-child", "VmPTE child 1 GiB (kB)", "2096 / 44")):
+        for grp, label, ups in (("vmpte-parent", "VmPTE parent 1 GiB (kB)", "2096 / 2096"),
+                                ("vmpte-child", "VmPTE child 1 GiB (kB)", "2096 / 44")):
             a = ctx.one(target=target, group=grp, backend="plain")
             b = ctx.one(target=target, group=grp, backend="cow_pte")
             if not (a or b) and grp == "vmpte-child":
@@ -163,16 +165,16 @@ def report(ctx):
                             backend="cow_pte")
             if a or b:
                 rows.append(f"| {target} | {label} | {_fmt(a, 1, 0)} | {_fmt(b, 1, 0)} | "
-                            f"{_ratio(a, b)} | {seed} |")
-        for grp, label, seed in (("fault-seq", "write fault, sequential 512 MiB (ns)",
-                                  "770 / 795"),
-                                 ("fault-rand", "write, random sparse 512 MiB (ns)",
-                                  "26 / 29")):
+                            f"{_ratio(a, b)} | {ups} |")
+        for grp, label, ups in (("fault-seq", "write fault, sequential 512 MiB (ns)",
+                                 "770 / 795"),
+                                ("fault-rand", "write, random sparse 512 MiB (ns)",
+                                 "26 / 29")):
             a = ctx.one(target=target, group=grp, backend="plain")
             b = ctx.one(target=target, group=grp, backend="cow_pte")
             if a or b:
                 rows.append(f"| {target} | {label} | {_fmt(a, 1, 0)} | {_fmt(b, 1, 0)} | "
-                            f"{_ratio(a, b)} | {seed} |")
+                            f"{_ratio(a, b)} | {ups} |")
         a = ctx.one(target=target, group="server", backend="plain")
         b = ctx.one(target=target, group="server", backend="cow_pte")
         if a or b:
@@ -190,8 +192,8 @@ def report(ctx):
         u = ctx.one(target=target, group="reclaim", case="unavailable")
         if u:
             rows.append(f"| {target} | reclaim | SKIP: {u.get('reason')} | | | |")
-    md += ["| kernel | case | plain (median) | COW PTE (median) | COW / plain | seed plain / "
-           "COW |", "|---|---|---|---|---|---|"] + rows + [""]
+    md += ["| kernel | case | plain (median) | COW PTE (median) | COW / plain | "
+           "upstream plain / COW |", "|---|---|---|---|---|---|"] + rows + [""]
 
     pair_rows = []
     for rec in ctx.find(target="patched", group="pairs", case="regression"):

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Suite 005: the mmext maps command against procps pmap at 60,000 VMAs, and against one
-bare read(2) pass over the maps text. Interface: see s000_fork_named.py."""
+"""Maps command: the mmext maps command against procps pmap at 60,000 VMAs, and against one
+bare read(2) pass over the maps text. Interface: see anon_names.py."""
 
 import pairstats
 
-SEED = "005"
-TITLE = "`mmext maps` against `pmap` at 60,000 VMAs"
+KEY = "maps_command"
+TITLE = "Maps command: `mmext maps` against `pmap` at 60,000 VMAs"
 TARGETS = ("host", "stock", "patched")
 
 # Interleaved rounds of (mmext maps, pmap, read pass) per target; 0: not run. Under TCG a

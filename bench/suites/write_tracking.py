@@ -1,24 +1,25 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Seed 004: write watch on 8192 pages, PAGEMAP_SCAN against soft-dirty and mprotect.
-Interface: see s000_fork_named.py."""
+"""Write tracking: write watch on 8192 pages, PAGEMAP_SCAN against soft-dirty and
+mprotect. Interface: see anon_names.py."""
 
 import pairstats
 
-SEED = "004"
-TITLE = "`PAGEMAP_SCAN` with userfaultfd `WP_ASYNC` (write watch)"
+KEY = "write_tracking"
+TITLE = "Write tracking: `PAGEMAP_SCAN` with userfaultfd `WP_ASYNC` (write watch)"
 TARGETS = ("host", "stock", "patched")
 
 RUNS = {"quick": {"host": 15, "guest": 2}, "full": {"host": 100, "guest": 15}}
 # Interleaved rounds of the goals' cases (writewatch --pairs): enough for an interval.
 PAIRS = {"quick": {"host": 21, "guest": pairstats.MIN_PAIRS + 1},
          "full": {"host": 101, "guest": 41}}
-# The seed's fast-path patch, 8192 pages (µs): (case, ours, without patch, with patch).
-SEED_ROWS = [
+# Upstream's PAGEMAP_SCAN fast-path patch, 8192 pages (µs): (case, ours, without patch,
+# with patch).
+UPSTREAM_ROWS = [
     ("t1: get + write-protect (two calls)", "get_reset", "140–170", "110"),
     ("t2: write-protect only", "reset_only", "90–115", "80"),
     ("t3: atomic get-and-write-protect", "atomic_get_reset", "120–140", "100–110"),
-    # Not a seed case: what t1 spends before its write-protect (one walk for PAGEMAP_SCAN).
-    ("get only (not in the seed)", "get_only", "–", "–"),
+    # Not an upstream case: what t1 spends before its write-protect (one walk for PAGEMAP_SCAN).
+    ("get only (not upstream's)", "get_only", "–", "–"),
     # Nor this: t1's floor, the same two PAGEMAP_SCAN walks with the raw ioctl.
     ("two bare PAGEMAP_SCAN walks (t1's floor)", "bare_walks", "–", "–"),
 ]
@@ -128,10 +129,10 @@ def goals(ctx, targets):
 
 
 def report(ctx):
-    md = ["The seed's figures (its fast-path patch, 8192 pages, one x86 machine; the seed "
+    md = ["Upstream's figures (its fast-path patch, 8192 pages, one x86 machine; the patch "
           "does not say how many pages were written):", "",
           "| case | without the fast paths | with them |", "|---|---|---|"]
-    for name, _, before, after in SEED_ROWS:
+    for name, _, before, after in UPSTREAM_ROWS:
         if before != "–":
             md.append(f"| {name} | {before} µs | {after} µs |")
     targets = [t for t in TARGETS if ctx.find(target=t, case="machine")]
@@ -139,13 +140,13 @@ def report(ctx):
     md += ["", "Ours: `bench/writewatch`, libmmext's write watch over 8192 pages (populated "
            "first), median µs with 1% / 100% of the pages written before the call; runs per "
            "case: " + ", ".join(f"{t} {runs[t]}" for t in targets) + ". Both 6.12 kernels "
-           "carry the seed's fast paths, so stock against patched shows whether our queue "
+           "carry upstream's fast paths, so stock against patched shows whether our queue "
            "changes them. The last row is PAGEMAP_SCAN's alone: the two walks under its "
            "get + reset, made by the benchmark with the raw ioctl.", "",
            "| case | " + " | ".join(f"{t}: {b}" for t in targets for b in BACKENDS) + " |",
            "|---|" + "---|" * (len(targets) * len(BACKENDS))]
     unavailable = set()
-    for name, case, _, _ in SEED_ROWS:
+    for name, case, _, _ in UPSTREAM_ROWS:
         cells = []
         for t in targets:
             for b in BACKENDS:
@@ -169,7 +170,7 @@ def report(ctx):
            "faster):", "", "| case | written | " +
            " | ".join(f"{t}: {b}" for t in targets for b in BACKENDS[1:]) + " |",
            "|---|---|" + "---|" * (len(targets) * 2)]
-    for name, case, _, _ in SEED_ROWS[:-1]:
+    for name, case, _, _ in UPSTREAM_ROWS[:-1]:
         for d in ("1%", "100%"):
             cells = []
             for t in targets:
@@ -182,7 +183,7 @@ def report(ctx):
     if "stock" in targets and "patched" in targets:
         md += ["", "**Patched / stock**, pagemap_scan median (1.00 = no change):", "",
                "| case | 1% written | 100% written |", "|---|---|---|"]
-        for name, case, _, _ in SEED_ROWS:
+        for name, case, _, _ in UPSTREAM_ROWS:
             cells = []
             for d in ("1%", "100%"):
                 a = _med(ctx, "stock", f"{case} dirty={d}", "pagemap_scan")
@@ -195,13 +196,13 @@ def report(ctx):
     for ax, t in zip(axes[0], targets):
         w = 0.25
         for i, b in enumerate(BACKENDS):
-            ys = [_med(ctx, t, f"{case} dirty=1%", b) or 0 for _, case, _, _ in SEED_ROWS]
-            ax.bar([x + (i - 1) * w for x in range(len(SEED_ROWS))], ys, w, label=b)
+            ys = [_med(ctx, t, f"{case} dirty=1%", b) or 0 for _, case, _, _ in UPSTREAM_ROWS]
+            ax.bar([x + (i - 1) * w for x in range(len(UPSTREAM_ROWS))], ys, w, label=b)
         ax.set_yscale("log")
-        ax.set_xticks(range(len(SEED_ROWS)),
+        ax.set_xticks(range(len(UPSTREAM_ROWS)),
                       ["get+WP", "WP only", "atomic", "get", "bare walks"])
         ax.set_title(f"{t}: 8192 pages, 1% written")
         ax.set_ylabel("median µs (log)")
         ax.legend(fontsize=8)
-    md += ["", ctx.plot(fig, "s004_writewatch.png", "write watch medians per backend")]
+    md += ["", ctx.plot(fig, "write_tracking.png", "write watch medians per backend")]
     return "\n".join(md)

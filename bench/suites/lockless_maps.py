@@ -1,29 +1,29 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Seed 002: mmap()/munmap() latency while /proc/PID/maps is scanned, maps read throughput
-and PROCMAP_QUERY lookups with and without a concurrent writer.
-Interface: see s000_fork_named.py."""
+"""Lockless maps: mmap()/munmap() latency while /proc/PID/maps is scanned, maps read
+throughput and PROCMAP_QUERY lookups with and without a concurrent writer.
+Interface: see anon_names.py."""
 
 import statistics
 
 import pairstats
 
-SEED = "002"
-TITLE = "`/proc/pid/maps` and `PROCMAP_QUERY` without mmap_lock"
+KEY = "lockless_maps"
+TITLE = "Lockless maps: `/proc/pid/maps` and `PROCMAP_QUERY` without mmap_lock"
 TARGETS = ("host", "stock", "patched")
 
-# (runs, seconds per run) of the seed's mapper; vma_lookup runs per case.
+# (runs, seconds per run) of the v3 cover letter's mapper; vma_lookup runs per case.
 PLAN = {"quick": {"runs": 10, "seconds": 1.0, "lookup_runs": 5, "pairs": 21, "cpu_runs": 5},
         "full": {"runs": 100, "seconds": 2.0, "lookup_runs": 15, "pairs": 61, "cpu_runs": 40}}
 # "No slower uncontended reads (within 5%)": the lockless reader against the mmap_lock one.
 READ_GOAL_PCT = 5.0
-# The seed's figures (v3 cover letter; Paul McKenney's test, 10 s runs).
-SEED_PATCHED_MEDIAN_US = 10.0
+# The v3 cover letter's figures (Paul McKenney's test, 10 s runs).
+UPSTREAM_PATCHED_MEDIAN_US = 10.0
 
 
 def runs(mode, target):
     p = PLAN[mode]
     n = str(p["lookup_runs"])
-    # --pin: the mapper gets a CPU of its own, as on the seed's machine (see maps_latency.c).
+    # --pin: the mapper gets a CPU of its own, as on upstream's machine (see maps_latency.c).
     # --schedstats (guests only: root there, and a sysctl of the guest's own): the mapper's
     # blocked time per run as well, from the scheduler's statistics.
     return [("maps_latency", ["maps_latency", "--runs", str(p["runs"]),
@@ -98,7 +98,7 @@ def _has_blocked(runs):
     return bool(runs) and all("block_max_us" in r for r in runs)
 
 
-# The seed's goal read on blocked time: at most this share of patched runs above the
+# Upstream's goal read on blocked time: at most this share of patched runs above the
 # threshold, where stock has more than half of its runs above it.
 GOAL_PATCHED_FRAC = 0.02
 
@@ -190,7 +190,7 @@ def _blocked_section(ctx, targets, thr):
                  if "block_max_us" in r]
         sb = [r["block_max_us"] for r in got["stock"][0]]
         pb = [r["block_max_us"] for r in got["patched"][0]]
-        md += ["", "The seed's goal read on blocked time (patched ≤ 2% of runs above the "
+        md += ["", "Upstream's goal read on blocked time (patched ≤ 2% of runs above the "
                "threshold where stock has most of its runs above it; the runs with nobody "
                "reading must stay below it, or the metric decides nothing):", ""]
         for x in thr:
@@ -251,10 +251,10 @@ def _reader_cpu_section(ctx, targets):
 
 def report(ctx):
     targets = [t for t in TARGETS if _runs(ctx, t)]
-    md = ["The seed's test (Paul McKenney's benchmark, v3 cover letter): one process unmaps "
+    md = ["Upstream's test (Paul McKenney's benchmark, v3 cover letter): one process unmaps "
           "and maps back 4 KiB pages at random in a 128 MiB anonymous range and times each "
           "call; two processes scan its /proc/PID/maps continuously; per 10 s run the "
-          "maximum and mean latency. Seed: stock 78% of runs with a maximum above 0.5 ms "
+          "maximum and mean latency. Upstream: stock 78% of runs with a maximum above 0.5 ms "
           "(more than half above 1 ms), median 13 µs; patched 98% of runs below 0.5 ms, "
           "median 10 µs.", ""]
     if not targets:
@@ -262,20 +262,20 @@ def report(ctx):
     p = PLAN[ctx.mode]
     md.append(f"Ours: `bench/maps_latency`, {p['runs']} runs of {p['seconds']:g} s per "
               "kernel, 2 scanners, in the same invocation. The mapper runs alone on CPU 0 and "
-              "the scanners share the other CPU(s) (`--pin`): the seed's machine had a CPU per "
+              "the scanners share the other CPU(s) (`--pin`): upstream's machine had a CPU per "
               "process, and with 3 processes on 2 vCPUs the mapper's latency would mostly be "
               "waiting for a CPU, more so on the patched kernel, whose scanners seldom sleep "
               "on mmap_lock (only when a lookup falls back to it).")
     # Thresholds scaled to this machine: the stock kernel's mapper with nobody reading its
-    # maps, against the seed's patched median (its mapper barely waited: the nearest the
-    # seed comes to an uncontended figure).
+    # maps, against upstream's patched median (its mapper barely waited: the nearest the
+    # cover letter comes to an uncontended figure).
     unc = _uncontended(ctx, "stock")
-    scale = unc / SEED_PATCHED_MEDIAN_US if unc else None
+    scale = unc / UPSTREAM_PATCHED_MEDIAN_US if unc else None
     thr = [500.0, 1000.0]
     speed = (f"with nobody reading its maps, the mapper's median operation takes {unc:.1f} µs "
-             f"on our stock kernel, against the seed's patched median of 10 µs, a factor of "
+             f"on our stock kernel, against upstream's patched median of 10 µs, a factor of "
              f"{scale:.2f}") if scale else ""
-    # Scaled only when this machine differs by more than half from the seed's either way.
+    # Scaled only when this machine differs by more than half from upstream's either way.
     if scale and (scale > 1.5 or scale < 1 / 1.5):
         thr += [500.0 * scale, 1000.0 * scale]
         md.append(f"Scaled thresholds: {speed}; 0.5 ms and 1 ms scale to "
@@ -285,14 +285,14 @@ def report(ctx):
                   "show the tail more steadily, and the rows \"nobody reading\" (the same mapper "
                   "alone, a fifth as many runs) show what the machine adds by itself.")
     elif scale:
-        md.append(f"Thresholds: {speed}: close enough to keep the seed's 0.5 ms and 1 ms "
+        md.append(f"Thresholds: {speed}: close enough to keep upstream's 0.5 ms and 1 ms "
                   "unscaled.")
     md += ["", "| kernel | runs | " + " | ".join(f"max > {t / 1000:.3g} ms" for t in thr) +
            " | median op | p99 | p99.9 | median of run means | worst max | scanner reads/run "
            "| lookups under mmap_lock |", "|---|---|" + "---|" * (len(thr) + 7)]
-    md.append("| seed stock | – | 78% | >50% | " + " | " * (len(thr) - 2) +
+    md.append("| upstream stock | – | 78% | >50% | " + " | " * (len(thr) - 2) +
               "13 µs | – | – | – | – | – | – |")
-    md.append("| seed patched | – | 2% | – | " + " | " * (len(thr) - 2) +
+    md.append("| upstream patched | – | 2% | – | " + " | " * (len(thr) - 2) +
               "10 µs | – | – | – | – | – | – |")
     rows = {}
     for t in targets:
@@ -319,7 +319,7 @@ def report(ctx):
     if "stock" in rows and "patched" in rows and rows["stock"][1] and rows["patched"][1]:
         r = rows["patched"][1] / rows["stock"][1]
         md += ["", f"Median operation latency patched/stock: **{r:.2f}** (goal ≤ 0.8; the "
-               f"seed's 10/13 = 0.77)."]
+               f"upstream's 10/13 = 0.77)."]
 
     blocked_md, blocked = _blocked_section(ctx, targets, thr)
     md += blocked_md
@@ -375,7 +375,7 @@ def report(ctx):
     ax.set_xlabel("per-run maximum mmap/munmap latency (ms, log)")
     ax.set_ylabel("fraction of runs")
     ax.legend()
-    md += ["", ctx.plot(fig, "s002_maps_latency.png", "distribution of per-run maxima")]
+    md += ["", ctx.plot(fig, "lockless_maps.png", "distribution of per-run maxima")]
     if blocked:
         fig, ax = plt.subplots(figsize=(6, 4))
         for t, (rs, fl) in blocked.items():
@@ -391,5 +391,6 @@ def report(ctx):
                       "0.001)")
         ax.set_ylabel("fraction of runs")
         ax.legend()
-        md += ["", ctx.plot(fig, "s002_blocked.png", "distribution of per-run blocked maxima")]
+        md += ["", ctx.plot(fig, "lockless_maps_blocked.png",
+                            "distribution of per-run blocked maxima")]
     return "\n".join(md)
