@@ -9,8 +9,9 @@
 static const char usage_text[] =
 	"Usage: mmext probe [--json]\n"
 	"Print one line per feature: its name, present or absent, and why.\n"
-	"The first five are the mmext features (seeds 000-004); the rest are kernel\n"
-	"mechanisms libmmext's backends use.\n"
+	"The first five are the mmext features (anonymous VMA names, reference pages,\n"
+	"lockless maps, COW page tables, write tracking); the rest are kernel mechanisms\n"
+	"libmmext's backends use.\n"
 	"  --json   one JSON object: {\"kernel_features\": [{\"feature\":..., \"available\":\n"
 	"           true|false, \"errno\": N, \"detail\": ...}, ...]}\n"
 	"  --help   this text\n";

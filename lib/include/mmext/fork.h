@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * Cheap fork (seed 003): fork with copy-on-write page tables when the kernel has
- * them (mmext patch; no released kernel does), else a plain fork, and say which.
+ * Cheap fork (the library side of COW page tables): fork with copy-on-write page
+ * tables when the kernel has them (mmext patch; no released kernel does), else a
+ * plain fork, and say which.
  */
 #ifndef MMEXT_FORK_H
 #define MMEXT_FORK_H

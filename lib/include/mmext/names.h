@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * Names for anonymous memory (seed 000): prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME).
+ * Anonymous VMA names: prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME).
  * A named range shows as [anon:NAME] (private) or [anon_shmem:NAME] (shared
  * anonymous, Linux 6.2+) in /proc/PID/maps. Naming splits VMAs, and differently
  * named neighbours never merge, so naming many small ranges raises the VMA count.

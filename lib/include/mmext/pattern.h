@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * Pattern memory (seed 001): a private mapping whose untouched pages read as a
- * repeated pattern, whose written pages become private copies, and whose pages go
- * back to the pattern after madvise(MADV_DONTNEED). fork() children inherit it with
- * copy-on-write semantics, as for any private mapping.
+ * Pattern memory (the library side of reference pages): a private mapping whose
+ * untouched pages read as a repeated pattern, whose written pages become private
+ * copies, and whose pages go back to the pattern after madvise(MADV_DONTNEED).
+ * fork() children inherit it with copy-on-write semantics, as for any private
+ * mapping.
  *
  * Backends:
  * KERNEL    reference pages (refpage_create(), mmext kernel patch; number read from

@@ -3,14 +3,15 @@
  * Feature probe: which of the mmext features the running kernel provides, and why
  * not when it does not.
  *
- * The first five values are the five mmext features (seeds 000-004); the rest are
- * mechanisms the library's backends use and that callers may want to know about.
+ * The first five values are the five mmext features (anonymous VMA names, reference
+ * pages, lockless maps, COW page tables, write tracking); the rest are mechanisms
+ * the library's backends use and that callers may want to know about.
  *
- * Features 001 (reference pages), 002 (lockless maps) and 003 (COW page tables) are
- * not in any released kernel. The library detects them only by a file the mmext
- * kernel patches create; it never issues a system call or prctl number it has not
- * read from such a file, because numbers free in 6.12 are used upstream since 6.13.
- * The file names below are PROVISIONAL until the kernel series are merged:
+ * Reference pages, lockless maps and COW page tables are not in any released
+ * kernel. The library detects them only by a file the mmext kernel patches create;
+ * it never issues a system call or prctl number it has not read from such a file,
+ * because numbers free in 6.12 are used upstream since 6.13. The file names below
+ * are PROVISIONAL until the kernel series are merged:
  */
 #ifndef MMEXT_PROBE_H
 #define MMEXT_PROBE_H
@@ -35,11 +36,11 @@ extern "C" {
 #define MMEXT_COW_PTE_SYSFS	"/sys/kernel/mm/cow_pte/prctl_option"
 
 enum mmext_feature {
-	MMEXT_FEAT_ANON_NAME = 0,	/* 000: prctl(PR_SET_VMA_ANON_NAME), private anon */
-	MMEXT_FEAT_REFPAGE = 1,		/* 001: reference pages (mmext patch) */
-	MMEXT_FEAT_MAPS_LOCKLESS = 2,	/* 002: maps without mmap_lock (mmext patch) */
-	MMEXT_FEAT_COW_PTE = 3,		/* 003: copy-on-write page tables (mmext patch) */
-	MMEXT_FEAT_WRITEWATCH = 4,	/* 004: PAGEMAP_SCAN + userfaultfd WP_ASYNC */
+	MMEXT_FEAT_ANON_NAME = 0,	/* prctl(PR_SET_VMA_ANON_NAME), private anon */
+	MMEXT_FEAT_REFPAGE = 1,		/* reference pages (mmext patch) */
+	MMEXT_FEAT_MAPS_LOCKLESS = 2,	/* lockless maps (mmext patch) */
+	MMEXT_FEAT_COW_PTE = 3,		/* COW page tables (mmext patch) */
+	MMEXT_FEAT_WRITEWATCH = 4,	/* write tracking: PAGEMAP_SCAN + uffd WP_ASYNC */
 	MMEXT_FEAT_PROCMAP_QUERY = 5,	/* ioctl on /proc/PID/maps (6.11) */
 	MMEXT_FEAT_SOFT_DIRTY = 6,	/* clear_refs 4 + pagemap bit 55 */
 	MMEXT_FEAT_ANON_SHMEM_NAME = 7,	/* naming shared anonymous memory (6.2) */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * VMA queries (seed 002): find the VMA at or after an address, or list every VMA of
- * a process, from PROCMAP_QUERY (Linux 6.11) or the text of /proc/PID/maps.
+ * VMA queries (the library side of lockless maps): find the VMA at or after an
+ * address, or list every VMA of a process, from PROCMAP_QUERY (Linux 6.11) or the
+ * text of /proc/PID/maps.
  *
  * The automatic choice follows measurements: the ioctl is several times faster for
  * a point lookup, the text file about twice as fast for a full listing. So

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * Write watch (seed 004): the GetWriteWatch/ResetWriteWatch model. Arm a range of
- * the calling process, later ask which pages were written since the last reset,
- * optionally resetting them in the same step, or reset without asking.
+ * Write watch, the library side of write tracking, in the model of Windows'
+ * GetWriteWatch/ResetWriteWatch: arm a range of the calling process, later ask
+ * which pages were written since the last reset, optionally resetting them in the
+ * same step, or reset without asking.
  *
  * Backends; MMEXT_WW_AUTO tries the first two in this order and fails with
  * -EOPNOTSUPP when neither can serve (it never picks MPROTECT):
