@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Naming anonymous memory (seed 000): prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME) on private
- * and shared anonymous memory, as seen in /proc/self/maps and smaps, and its errors.
+ * Anonymous VMA names: prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME) on private and shared
+ * anonymous memory, as seen in /proc/self/maps and smaps, and its errors.
  * Every test SKIPs when the kernel is built without CONFIG_ANON_VMA_NAME.
  */
 #include <errno.h>

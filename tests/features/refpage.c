@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Reference pages (seed 001) where they differ from anonymous memory, because a
+ * Reference pages where they differ from anonymous memory, because a
  * mapping of one is a private file mapping: each behaviour refpage_create(2)
  * documents is pinned here. VMAs do not merge across mmap() calls (offsets must
  * be 0) but do after a split; mremap() grows them in place; never THP; no anon
