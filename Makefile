@@ -13,7 +13,7 @@ demo:
 check:
 	tests/run.sh
 
-# Every seed's benchmark on the host and in stock and patched guests: build/report/.
+# Every feature's benchmarks on the host and in stock and patched guests: build/report/.
 # BENCH_ARGS=--quick for the under-10-minute run.
 bench:
 	bench/run.sh $(BENCH_ARGS)

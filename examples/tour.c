@@ -59,7 +59,7 @@ static void tour_names(void)
 	char name[MMEXT_NAME_MAX + 1];
 	int present;
 
-	printf("[000] naming anonymous memory (PR_SET_VMA_ANON_NAME): ");
+	printf("anonymous VMA names (PR_SET_VMA_ANON_NAME): ");
 	present = status(MMEXT_FEAT_ANON_NAME);
 	if (present) {
 		if (mmext_name_set(p, 4 * psz, "mmext tour heap") ||
@@ -80,7 +80,7 @@ static void tour_refpage(void)
 	int present;
 	char *p;
 
-	printf("[001] reference pages (refpage_create): ");
+	printf("reference pages (refpage_create): ");
 	present = status(MMEXT_FEAT_REFPAGE);
 	if (mmext_pattern_map(pattern, sizeof(pattern), 16 * psz, &o, &pat)) {
 		wrong(present, "mmext_pattern_map failed");
@@ -103,7 +103,7 @@ static void tour_maps(void)
 	struct mmext_vma v;
 	int present, local = 0;
 
-	printf("[002] /proc/pid/maps and PROCMAP_QUERY without mmap_lock: ");
+	printf("lockless maps (/proc/pid/maps and PROCMAP_QUERY without mmap_lock): ");
 	status(MMEXT_FEAT_MAPS_LOCKLESS);
 	printf("      PROCMAP_QUERY itself: ");
 	present = status(MMEXT_FEAT_PROCMAP_QUERY);
@@ -125,7 +125,7 @@ static void tour_cow_pte(void)
 	int present, method = 0, st;
 	pid_t pid;
 
-	printf("[003] copy-on-write page tables at fork (prctl PR_COW_PTE): ");
+	printf("COW page tables (copy-on-write page tables at fork, prctl PR_COW_PTE): ");
 	present = status(MMEXT_FEAT_COW_PTE);
 	pid = mmext_fork(NULL, &method);
 	if (pid == 0)
@@ -150,7 +150,7 @@ static void tour_write_watch(void)
 	size_t n = 16;
 	struct mmext_ww *w;
 
-	printf("[004] PAGEMAP_SCAN with userfaultfd WP_ASYNC: ");
+	printf("write tracking (PAGEMAP_SCAN with userfaultfd WP_ASYNC): ");
 	if (!status(MMEXT_FEAT_WRITEWATCH))
 		goto out;
 	if (mmext_ww_open(p, 16 * psz, &o, &w)) {
