@@ -14,7 +14,7 @@ pkgs=(
 	procps                                                            # pmap, for benchmarks
 	mandoc                                                            # man page lint
 	python3-matplotlib                                                # benchmark plots
-	poppler-utils                                                     # pdftoppm, bench s001
+	poppler-utils                                                     # pdftoppm, reference pages bench
 	dpkg-dev debhelper fakeroot lintian pkg-config                    # packages and their test
 )
 missing=()
