@@ -1,13 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Run every feature's benchmarks: host, stock 6.12 and patched 6.12, one report.
-#
-#   bench/run.sh [--quick] [--only SUITE,...] [--targets host,stock,patched] [--out DIR]
-#                [--no-build]
-#   SUITE: a feature key, one of bench/suites/__init__.py's SUITES (anon_names, refpage,
-#   lockless_maps, cow_pte, write_tracking, maps_command)
-#   bench/run.sh --compare A/results.json B/results.json
-#   bench/run.sh --report-only [--out DIR]     (report.md again from DIR/results.json)
+# Run every feature's benchmarks: host, stock 6.12 and patched 6.12, one report in
+# build/report/. Its options are bench/runner.py's: `bench/run.sh --help` lists them.
 #
 # The work is in bench/runner.py (the report needs Python and matplotlib anyway); this
 # wrapper keeps the command the README shows. Debian's python3, whose matplotlib

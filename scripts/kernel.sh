@@ -288,5 +288,6 @@ cmd_image() {
 
 case ${1:-} in
 prepare|import|export|build|selftests|image) c=$1; shift; "cmd_$c" "$@" ;;
-*) sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+-h|--help) usage 0 ;;
+*) usage ;;
 esac

@@ -7,6 +7,17 @@ MMEXT_BUILD=${MMEXT_BUILD:-$MMEXT_ROOT/build}
 die() { echo "error: $*" >&2; exit 1; }
 say() { echo ">>> $*" >&2; }
 
+# usage [STATUS]: print the running script's usage, which is its header comment (the
+# comment lines after the SPDX line, up to the first line that is not a comment), and
+# exit STATUS: 0 (asked for, to stdout) or by default 2 (a bad call, to stderr). The
+# header is the only copy of the usage text, so the two cannot drift apart.
+usage() {
+	local st=${1:-2}
+	awk 'NR > 1 && !/^#/ {exit} NR > 1 && !/SPDX-License-Identifier/ {sub(/^# ?/, ""); print}' \
+		"$0" >&"$((st == 0 ? 1 : 2))"
+	exit "$st"
+}
+
 # The kernel base: 6.12 (Debian's LTS, the default) or mainline 7.3 (MMEXT_BASE=7.3, or
 # --base 7.3 where a script takes it). 6.12's queue is kernel/ itself; another base's
 # queue, base.conf, cover letters and selftest baseline live in kernel/bases/<base>/.

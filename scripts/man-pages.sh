@@ -4,6 +4,16 @@
 # name a page's NAME section lists, so that `man mmext_ww_open` finds mmext_ww(3).
 #   man-pages.sh install|uninstall MANDIR PAGE...
 set -euo pipefail
+# Stands alone (debian/rules runs it through make install): its usage is this header.
+usage() {
+	awk 'NR > 1 && !/^#/ {exit} NR > 2 {sub(/^# ?/, ""); print}' "$0" >&"$((${1:-2} ? 2 : 1))"
+	exit "${1:-2}"
+}
+case ${1:-} in
+install|uninstall) [ $# -ge 2 ] || usage ;;
+-h|--help) usage 0 ;;
+*) usage ;;
+esac
 action=$1 mandir=$2
 shift 2
 for page in "$@"; do

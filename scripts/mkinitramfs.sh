@@ -8,6 +8,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+case ${1:-} in -h|--help) usage 0 ;; esac
+[ $# -ge 3 ] || usage
 v=$1 out=$2; shift 2
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT

@@ -25,8 +25,9 @@ set -euo pipefail
 bases=()
 while [ $# -gt 0 ]; do
 	case $1 in
-	--base) bases+=("$2"); shift ;;
-	*) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+	--base) bases+=("${2:?--base needs a base}"); shift ;;
+	-h|--help) usage 0 ;;
+	*) usage ;;
 	esac
 	shift
 done

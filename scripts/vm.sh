@@ -4,6 +4,7 @@
 # command in the guest, and exit with the guest command's status.
 #
 #   vm.sh [--base 6.12|7.3] [-k stock|patched] [-t SECONDS] [-l LOGDIR] [-m MEM] -- COMMAND [ARGS...]
+#   vm.sh -h    this text
 #
 # COMMAND runs as root in the guest, with the repo's build/guest payload at /mmext
 # (PATH includes /mmext/bin), and the base's selftests at /mmext/kselftest. --base (or
@@ -18,10 +19,12 @@ if [ "${1:-}" = --base ]; then export MMEXT_BASE=${2:?--base needs 6.12 or 7.3};
 . "$(dirname "$0")/lib.sh"
 
 kernel=patched timeout=1800 logdir="" mem=3G
-while getopts "k:t:l:m:" o; do
+[ "${1:-}" = --help ] && usage 0
+while getopts "hk:t:l:m:" o; do
 	case $o in
 	k) kernel=$OPTARG ;; t) timeout=$OPTARG ;; l) logdir=$OPTARG ;; m) mem=$OPTARG ;;
-	*) sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+	h) usage 0 ;;
+	*) usage ;;
 	esac
 done
 shift $((OPTIND - 1))

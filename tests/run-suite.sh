@@ -24,10 +24,18 @@ add_list() {
 		entries+=("$name|$dir|$retries|$cmd")
 	done < "$list"
 }
+# Runs in the guest too, without scripts/lib.sh: its usage is this header.
+usage() {
+	awk 'NR > 1 && !/^#/ {exit} NR > 2 {sub(/^# ?/, ""); print}' "$0" >&"$((${1:-2} ? 2 : 1))"
+	exit "${1:-2}"
+}
+[ $# -gt 0 ] || usage
 while [ $# -gt 0 ]; do
 	case $1 in
-	-t) per_test_timeout=$2; shift ;;
-	-R) add_list "$2" 1; shift ;;
+	-t) per_test_timeout=${2:?-t needs SECONDS}; shift ;;
+	-R) add_list "${2:?-R needs a LISTFILE}" 1; shift ;;
+	-h|--help) usage 0 ;;
+	-*) usage ;;
 	*) add_list "$1" 0 ;;
 	esac
 	shift

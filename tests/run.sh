@@ -39,7 +39,8 @@ while [ $# -gt 0 ]; do
 	--base) shift ;;
 	--tiers) tiers=$2; shift ;;
 	--update-baseline) update_baseline=1 ;;
-	*) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+	-h|--help) usage 0 ;;
+	*) usage ;;
 	esac
 	shift
 done
