@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """Run the benchmark suites on the host and in stock and patched 6.12 guests, then
-write report.md, results.json and plots. Started by bench/run.sh; see its header."""
+write report.md, results.json and plots. Started by bench/run.sh."""
 
 import argparse
 import hashlib
@@ -196,8 +196,21 @@ SLOW_OPTIONS = ("PROVE_LOCKING", "LOCKDEP", "DEBUG_VM", "KASAN", "DEBUG_LIST",
 
 
 def kernel_dir(v):
-    """build/out/ directory of kernel v as scripts/lib.sh names it."""
-    return v + ("-bench" if os.environ.get("BENCH") == "1" else "")
+    """The build directory of kernel v (stock or patched) in the variant that BENCH and
+    DEBUG select: scripts/lib.sh owns that map, so ask it (scripts/kernel.sh outdir).
+    Empty when it cannot say (kernel.sh says why on stderr)."""
+    try:
+        return subprocess.run([os.path.join(ROOT, "scripts", "kernel.sh"), "outdir", v],
+                              cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                              check=True).stdout.strip()
+    except (subprocess.CalledProcessError, OSError):
+        return ""
+
+
+def shown(path):
+    """path as the report shows it: relative to the repo when inside it."""
+    rel = os.path.relpath(path, ROOT)
+    return path if rel.startswith("..") else rel
 
 
 def debug_options(path):
@@ -248,13 +261,14 @@ def metadata(mode, records):
         mach = [r for r in records if r["target"] == v and r.get("case") == "machine"]
         rel = {str(r.get("kernel")) for r in mach}
         cpu = {str(r.get("cpu")) for r in mach}
+        kdir = kernel_dir(v)
+        config = os.path.join(kdir, ".config") if kdir else None
         meta["kernels"][v] = {
             "release": ", ".join(sorted(rel)) or "not run",
             "guest_cpu": ", ".join(sorted(cpu)) or "unknown",
-            "build": kernel_dir(v),
-            "config_sha256": sha256(os.path.join(BUILD, "out", kernel_dir(v), ".config")),
-            "debug_options": debug_options(os.path.join(BUILD, "out", kernel_dir(v),
-                                                        ".config")),
+            "build": shown(kdir) if kdir else "unknown",
+            "config_sha256": sha256(config) if config else "unknown",
+            "debug_options": debug_options(config) if config else [],
         }
     return meta
 
@@ -302,7 +316,7 @@ def write_report(outdir, meta, records, suites):
     ]
     for v, k in m["kernels"].items():
         dbg = ", ".join(k.get("debug_options", [])) or "none"
-        md.append(f"| {v} kernel | {k['release']} (build/out/{k.get('build', v)}), config "
+        md.append(f"| {v} kernel | {k['release']} ({k.get('build', v)}), config "
                   f"sha256 `{k['config_sha256'][:16]}…`"
                   f", guest CPU {k['guest_cpu']}; debug options: {dbg} |")
     md += [
@@ -399,7 +413,8 @@ def main():
     ap.add_argument("--only", metavar="SUITE,...",
                     help="comma-separated suites by feature: " + ",".join(SUITES))
     ap.add_argument("--targets", default=",".join(TARGETS), help="host,stock,patched")
-    ap.add_argument("--out", default=os.path.join(BUILD, "report"))
+    ap.add_argument("--out", default=os.path.join(BUILD, "report"),
+                    help="the report's directory (default: build/report)")
     ap.add_argument("--no-build", action="store_true", help="use what is built")
     ap.add_argument("--test-kernels", action="store_true",
                     help="measure the test kernels (lockdep, DEBUG_VM) instead of the "
@@ -407,7 +422,8 @@ def main():
     ap.add_argument("--longer", type=float, default=1.0, metavar="N",
                     help="measure time-bounded cases N times longer (anon_names' pairs), "
                          "for narrower intervals")
-    ap.add_argument("--compare", nargs=2, metavar=("A.json", "B.json"))
+    ap.add_argument("--compare", nargs=2, metavar=("A.json", "B.json"),
+                    help="compare two runs' results.json, B against A, and exit")
     ap.add_argument("--report-only", action="store_true",
                     help="rewrite report.md and plots from OUT/results.json")
     args = ap.parse_args()
@@ -419,15 +435,15 @@ def main():
         suites = [importlib.import_module("suites." + n) for n in SUITES]
         for v, k in res["meta"].get("kernels", {}).items():
             # Older results lack it; the build tree's config is the best guess.
-            k.setdefault("debug_options",
-                         debug_options(os.path.join(BUILD, "out", v, ".config")))
+            if "debug_options" not in k and kernel_dir(v):
+                k["debug_options"] = debug_options(os.path.join(kernel_dir(v), ".config"))
         res["meta"].setdefault("queue_kernel_files", queue_kernel_files())
         write_report(args.out, res["meta"], res["records"], suites)
         say(f"report: {args.out}/report.md")
         return 0
 
     mode = "quick" if args.quick else "full"
-    # kernel.sh and vm.sh pick build/out/{stock,patched}-bench with BENCH=1.
+    # kernel.sh and vm.sh (and kernel_dir) pick the benchmark builds with BENCH=1.
     os.environ.pop("DEBUG", None)
     os.environ["BENCH"] = "0" if args.test_kernels else "1"
     suites = [importlib.import_module("suites." + n) for n in SUITES]

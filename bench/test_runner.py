@@ -435,6 +435,25 @@ class Runner(unittest.TestCase):
                                    {"stock": {"anon_names": 60, "write_tracking": 1}})
         self.assertIn("2 results of 60 timed runs", lines[0])
 
+    def test_kernel_dir_asks_lib_sh(self):
+        # scripts/lib.sh owns the map from a kernel to its build directory, -debug too.
+        saved = {k: os.environ.get(k) for k in ("BENCH", "DEBUG")}
+        try:
+            for bench, debug, want in (("1", "0", "patched-bench"), ("0", "1", "patched-debug"),
+                                       ("0", "0", "patched")):
+                os.environ.update(BENCH=bench, DEBUG=debug)
+                d = runner.kernel_dir("patched")
+                self.assertEqual(os.path.basename(d), want)
+                self.assertTrue(os.path.isabs(d), d)
+            os.environ.update(BENCH="1", DEBUG="1")
+            self.assertEqual(runner.kernel_dir("patched"), "")
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
     def test_guest_script_ends(self):
         script = runner.guest_script(self.suites()[:1], "quick", "stock")
         self.assertTrue(script.rstrip().endswith("echo @@end"))

@@ -11,9 +11,12 @@
 #                              adds KASAN and kmemleak, BENCH=1 drops lockdep and DEBUG_VM,
 #                              each in a separate object dir)
 #   kernel.sh selftests        build the patched tree's tools/testing/selftests/{mm,proc}
-#   kernel.sh image VARIANT    print the path of the built bzImage
+#   kernel.sh outdir VARIANT   print the build directory of VARIANT (as DEBUG and BENCH
+#                              select: build/out/VARIANT[-debug|-bench])
+#   kernel.sh image VARIANT    print the path of VARIANT's bzImage in that directory
 # Paths are 6.12's; another base works in build/<base>/ (scripts/lib.sh: base_build) from
-# the queue in kernel/bases/<base>/.
+# the queue in kernel/bases/<base>/. scripts/lib.sh alone maps a variant to its directory
+# (variant_dir): programs that are not scripts ask outdir or image.
 set -euo pipefail
 if [ "${1:-}" = --base ]; then export MMEXT_BASE=${2:?--base needs 6.12 or 7.3}; shift 2; fi
 . "$(dirname "$0")/lib.sh"
@@ -243,7 +246,7 @@ cmd_build() {
 	local v src out h
 	v=$(variant_name "${1:?variant}")
 	src=$(variant_src "$v")
-	out=$KOUT/$v
+	out=$(variant_dir "$1")
 	[ -d "$src" ] || die "$src missing: run 'scripts/kernel.sh prepare'"
 	[ "$src" = "$KSTOCK" ] || sync_tree
 	export CCACHE_BASEDIR=$MMEXT_BUILD CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
@@ -280,14 +283,11 @@ cmd_selftests() {
 	done
 }
 
-cmd_image() {
-	local v
-	v=$(variant_name "${1:?variant}")
-	echo "$KOUT/$v/arch/x86/boot/bzImage"
-}
+cmd_outdir() { variant_dir "${1:?variant}"; }
+cmd_image() { variant_image "${1:?variant}"; }
 
 case ${1:-} in
-prepare|import|export|build|selftests|image) c=$1; shift; "cmd_$c" "$@" ;;
+prepare|import|export|build|selftests|outdir|image) c=$1; shift; "cmd_$c" "$@" ;;
 -h|--help) usage 0 ;;
 *) usage ;;
 esac

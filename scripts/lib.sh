@@ -57,6 +57,19 @@ variant_name() {
 	else echo "$1"; fi
 }
 variant_src() { case $1 in stock*) echo "$KSTOCK";; *) echo "$KTREE";; esac; }
+# The only map from a kernel (stock or patched) to its build directory, in the variant
+# DEBUG and BENCH select; the build, its .config and its bzImage live there. Scripts
+# call these; other programs ask 'scripts/kernel.sh outdir|image KERNEL'.
+variant_dir() {
+	local v
+	v=$(variant_name "$1") || exit 1
+	echo "$KOUT/$v"
+}
+variant_image() {
+	local d
+	d=$(variant_dir "$1") || exit 1
+	echo "$d/arch/x86/boot/bzImage"
+}
 
 # checkpatch_allowed PATCH TYPE: tests/checkpatch-allow.txt has a line "GLOB TYPE" matching.
 checkpatch_allowed() {

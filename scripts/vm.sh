@@ -32,7 +32,7 @@ shift $((OPTIND - 1))
 [ $# -gt 0 ] || die "no guest command given"
 
 v=$(variant_name "$kernel")
-image=$KOUT/$v/arch/x86/boot/bzImage
+image=$(variant_image "$kernel")
 [ -f "$image" ] || die "$image missing: run 'scripts/kernel.sh --base $MMEXT_BASE build $kernel'"
 logdir=${logdir:-$BASE_BUILD/logs/vm-$v}
 mkdir -p "$logdir"
