@@ -5,7 +5,7 @@
 # (sections, a page per function, options structs, every errno), and every patch of
 # the queue with the base tree's checkpatch.pl. A kept checkpatch finding is listed,
 # with its reason, in tests/checkpatch-allow.txt. Also the benchmark runner's unit checks
-# (make -C bench check: its statistics and report verdicts; no kernel needed).
+# (tests/bench/test_runner.py: its statistics and report verdicts; no kernel needed).
 set -uo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
 
@@ -64,5 +64,6 @@ done
 
 : > "$log"
 bad=0
-make -s -C "$MMEXT_ROOT/bench" check > "$log" 2>&1 || bad=1
+# Debian's python3, which has matplotlib (scripts/deps.sh).
+"${PYTHON:-/usr/bin/python3}" "$MMEXT_ROOT/tests/bench/test_runner.py" -q > "$log" 2>&1 || bad=1
 result bench_unit $bad "$log"

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Unit checks of the benchmark runner, its paired statistics, the reports of the
-anon_names, lockless_maps and cow_pte suites and the goals of write_tracking and
-maps_command: make -C bench check. No kernel, guest or benchmark run needed."""
+"""Unit checks of the benchmark runner (bench/runner.py), its paired statistics, the
+reports of the anon_names, lockless_maps and cow_pte suites and the goals of
+write_tracking and maps_command. No kernel, guest or benchmark run needed. The lint tier
+runs them (tests/lint.sh); by hand: /usr/bin/python3 tests/bench/test_runner.py"""
 
 import math
 import os
@@ -10,7 +11,9 @@ import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "bench")
+sys.path.insert(0, BENCH)
 import pairstats  # noqa: E402
 import runner  # noqa: E402
 from suites import SUITES, anon_names, cow_pte, lockless_maps  # noqa: E402
@@ -414,9 +417,8 @@ class Runner(unittest.TestCase):
             for mode in ("quick", "full"):
                 for t in s.TARGETS:
                     for label, argv in s.runs(mode, t):
-                        self.assertTrue(os.path.exists(os.path.join(
-                            os.path.dirname(os.path.abspath(__file__)), argv[0] + ".c")),
-                            f"{s.KEY}: {argv[0]}")
+                        self.assertTrue(os.path.exists(os.path.join(BENCH, argv[0] + ".c")),
+                                        f"{s.KEY}: {argv[0]}")
                         self.assertTrue(all(isinstance(a, str) for a in argv))
 
     def test_suite_times_and_runs(self):
