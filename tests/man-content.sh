@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # What a reader of the man pages looks for: the usual sections, a page for every
-# exported function, each options struct spelled out in a SYNOPSIS, and in ERRORS
-# every errno the library can return. Prints one line per problem; exit 1 if any.
+# exported function, each options struct spelled out in a SYNOPSIS, in ERRORS every
+# errno the library can return, and EXAMPLES that compile. Prints one line per problem;
+# exit 1 if any.
 #   man-content.sh [REPO]
 set -uo pipefail
 repo=${1:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -74,5 +75,23 @@ for page in man/*.3; do
 	for e in $(echo "$want" | tr ' ' '\n' | sort -u); do
 		grep -qE "^\.BR? .*\\b$e\\b" <<< "$errs" || problem "$page: ERRORS lacks $e"
 	done
+done
+
+# EXAMPLES of the library and system call pages compile against today's headers: each
+# fragment becomes the body of a function whose parameters are the names the fragments
+# take as given (pid, buf, len, nr) and run_child(), declared; a block of its own, so that
+# a fragment may declare those names itself.
+for page in man/*.[23]; do
+	{
+		printf '#define _GNU_SOURCE\n#include <inttypes.h>\n#include <stdio.h>\n#include <stdlib.h>\n'
+		printf '#include <string.h>\n#include <unistd.h>\n#include <sys/mman.h>\n#include <sys/syscall.h>\n'
+		printf '#include <mmext/%s.h>\n' common fork names pattern probe uapi vma writewatch
+		printf 'int run_child(void);\nint example(pid_t pid, void *buf, size_t len, long nr)\n{\n{\n'
+		section "$page" EXAMPLES | sed -n '/^\.EX$/,/^\.EE$/p' | sed "/^\.E[XE]$/d; s/\\\\e/\\\\/g; s/\\\\-/-/g; s/\\\\(aq/'/g; s/\\\\(dq/\"/g"
+		printf '}\n\treturn 0;\n}\n'
+	} > "$tmp/example.c"
+	gcc -std=gnu11 -Wall -Werror -Wno-unused-variable -Wno-unused-parameter -I lib/include \
+		-c -o /dev/null "$tmp/example.c" > "$tmp/example.log" 2>&1 ||
+		problem "$page: EXAMPLES do not compile: $(grep -m1 'error' "$tmp/example.log")"
 done
 exit $bad
