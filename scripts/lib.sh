@@ -81,3 +81,32 @@ checkpatch_allowed() {
 	done < "$MMEXT_ROOT/tests/checkpatch-allow.txt"
 	return 1
 }
+
+# A series' cover letter, covers/<series>.txt beside the base's series file, is the
+# [PATCH 0/N] mail: a header block, a blank line, then the text sent. The headers are
+# "Subject: [PATCH 0/N] area: summary" and "Series: RANGE...", the queue's patches the
+# series holds (RANGE: 0008-0018, or one number); only the subject is sent.
+
+# cover_header COVER NAME: the value of header NAME.
+cover_header() {
+	sed -n "/^\$/q; s/^$2: *//p" "$1" | head -n1
+}
+# cover_body COVER: the text after the header block.
+cover_body() {
+	sed '1,/^$/d' "$1"
+}
+# cover_patches COVER SERIESFILE: the patch files of SERIESFILE that the cover's Series
+# header names, in the series' order.
+cover_patches() {
+	local r a b p n
+	local -a ranges
+	read -ra ranges <<< "$(cover_header "$1" Series | tr ',' ' ')"
+	[ ${#ranges[@]} -gt 0 ] || return 1
+	while read -r p; do
+		n=$((10#${p%%-*}))
+		for r in "${ranges[@]}"; do
+			a=$((10#${r%-*})) b=$((10#${r#*-}))
+			[ "$n" -ge "$a" ] && [ "$n" -le "$b" ] && { echo "$p"; break; }
+		done
+	done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$2")
+}

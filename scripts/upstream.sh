@@ -5,10 +5,12 @@
 #
 #   upstream.sh [--base 6.12|7.3]...     (default: every base)
 #
-# A series is a cover letter in the base's covers/ directory (kernel/covers/ for 6.12,
-# kernel/bases/<base>/covers/ for another base) whose text says which patches it holds:
-# "Patches 0027-0029 of `kernel/series`", ranges joined by "and". For each one, in a
-# scratch worktree of the pristine base commit (tag mmext-base of the base's tree):
+# A series is a cover letter, covers/<series>.txt in the base's queue (kernel/covers/
+# for 6.12, kernel/bases/<base>/covers/ for another base): the [PATCH 0/N] mail, whose
+# Series: header names the queue's patches it holds (see cover_patches in lib.sh). For
+# each one, in a scratch worktree of the pristine base commit (tag mmext-base of the
+# base's tree):
+#   - the subject's N must be the number of those patches, else the series fails;
 #   - git am of the series' patches, as kernel/ holds them: a series that needs the rest
 #     of the queue under it fails here, and the run fails;
 #   - git format-patch --cover-letter --base into build/upstream/<base>/<series>/, the
@@ -36,20 +38,6 @@ if [ ${#bases[@]} = 0 ]; then
 	for d in "$MMEXT_ROOT"/kernel/bases/*/; do [ -f "$d/base.conf" ] && bases+=("$(basename "$d")"); done
 fi
 
-# series_patches COVER SERIESFILE: the queue's patch files the cover letter names.
-series_patches() {
-	local ranges r a b p n
-	ranges=$(grep -o -m1 -E '[Pp]atches [0-9]{4}-[0-9]{4}(,? (and )?[0-9]{4}-[0-9]{4})* of `?kernel/' "$1" |
-		grep -o -E '[0-9]{4}-[0-9]{4}') || return 1
-	for r in $ranges; do
-		a=$((10#${r%-*})) b=$((10#${r#*-}))
-		while read -r p; do
-			n=$((10#${p%%-*}))
-			[ $n -ge $a ] && [ $n -le $b ] && echo "$p"
-		done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$2")
-	done
-}
-
 bad=0
 for base in "${bases[@]}"; do
 	queue=$(base_queue "$base")
@@ -65,11 +53,18 @@ for base in "${bases[@]}"; do
 	# A sparse worktree (the series' files, MAINTAINERS and get_maintainer.pl): checking
 	# out the whole tree would take minutes.
 	git -C "$tree" worktree add -q --no-checkout --detach "$scratch/tree" mmext-base
-	for cover in "$queue"/covers/*.md; do
-		name=$(basename "$cover" .md)
-		mapfile -t patches < <(series_patches "$cover" "$queue/series" || true)
+	for cover in "$queue"/covers/*.txt; do
+		name=$(basename "$cover" .txt)
+		mapfile -t patches < <(cover_patches "$cover" "$queue/series" || true)
 		if [ ${#patches[@]} = 0 ]; then
 			say "$base/$name: the cover names no patches of the series file; skipped"
+			continue
+		fi
+		subject=$(cover_header "$cover" Subject)
+		n=$(echo "$subject" | sed -nE 's/^\[PATCH 0\/([0-9]+)\].*/\1/p')
+		if [ "$n" != ${#patches[@]} ]; then
+			say "$base/$name: the subject says ${n:-no} patches, the Series header ${#patches[@]}"
+			bad=1
 			continue
 		fi
 		git -C "$scratch/tree" sparse-checkout set --no-cone /MAINTAINERS /scripts/get_maintainer.pl \
@@ -81,7 +76,7 @@ for base in "${bases[@]}"; do
 			bad=1
 			continue
 		fi
-		title=$(grep -m1 -E '\[PATCH 0/[0-9]+\]' "$cover" | sed -E 's/^#? *\[PATCH 0\/[0-9]+\] *//; s/ \([0-9.]+\)$//')
+		title=${subject#\[PATCH 0/$n\] }
 		# get_maintainer.pl wants a whole tree around it: the base's own (its MAINTAINERS).
 		to=$(git -C "$scratch/tree" diff mmext-base HEAD | (cd "$tree" && ./scripts/get_maintainer.pl \
 			--no-git --no-git-fallback --no-rolestats --m --no-r --no-l))
@@ -92,9 +87,9 @@ for base in "${bases[@]}"; do
 		dir=$out/$name
 		git -C "$scratch/tree" format-patch -q --cover-letter --base=mmext-base --zero-commit \
 			--no-signature ${to:+--to="$to"} ${cc:+--cc="$cc"} -o "$dir" mmext-base..HEAD
-		# The cover letter: its subject and text from the cover, minus markup comments.
+		# The cover letter: its subject and text from the cover.
 		blurb=$(mktemp)
-		sed -e '/^<!--.*-->$/d' -e '/\[PATCH 0\/[0-9]*\]/d' "$cover" | sed -e '/./,$!d' > "$blurb"
+		cover_body "$cover" > "$blurb"
 		c=$(ls "$dir"/0000-*.patch)
 		TITLE=$title BLURB=$blurb perl -0pi -e '
 			s/\*\*\* SUBJECT HERE \*\*\*/$ENV{TITLE}/;

@@ -4,7 +4,8 @@
 # mandoc -T lint (style level: what man(1) would render badly) and man-content.sh
 # (sections, a page per function, options structs, every errno), and every patch of
 # the queue with the base tree's checkpatch.pl. A kept checkpatch finding is listed,
-# with its reason, in tests/checkpatch-allow.txt. Also the benchmark runner's unit checks
+# with its reason, in tests/checkpatch-allow.txt. The cover letters as the mails they
+# are (covers below). Also the benchmark runner's unit checks
 # (tests/bench/test_runner.py: its statistics and report verdicts; no kernel needed).
 set -uo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
@@ -61,6 +62,42 @@ for q in "$MMEXT_ROOT"/kernel/bases/*/; do
 	[ -x "$cp_bin" ] || cp_bin=$KTREE/scripts/checkpatch.pl
 	checkpatch_series "checkpatch_strict_$b" "${q%/}" "$cp_bin" --strict
 done
+
+# The cover letters are sent as they are (scripts/upstream.sh), so check them as mails:
+# "Subject: [PATCH 0/N] area: summary" with N the number of patches the Series header
+# names, no patch in two series, plain text (no markdown headings or code spans) of at
+# most 150 lines and 75 columns, and the docs/results record each points to exists.
+: > "$log"
+bad=0
+for q in "$MMEXT_ROOT/kernel" "$MMEXT_ROOT"/kernel/bases/*; do
+	[ -f "$q/series" ] && [ -d "$q/covers" ] || continue
+	for c in "$q"/covers/*.md; do
+		[ -e "$c" ] && { echo "${c#"$MMEXT_ROOT"/}: a cover letter is a .txt mail"; bad=1; }
+	done
+	for c in "$q"/covers/*.txt; do
+		[ -e "$c" ] || continue
+		rel=${c#"$MMEXT_ROOT"/}
+		subject=$(cover_header "$c" Subject)
+		n=$(sed -nE 's/^\[PATCH 0\/([0-9]+)\] [a-z0-9_/.,-]+( [a-z0-9_/.,-]+)*: .+/\1/p' <<< "$subject")
+		np=$(cover_patches "$c" "$q/series" | wc -l)
+		if [ -z "$n" ]; then
+			echo "$rel: no 'Subject: [PATCH 0/N] area: summary' header"; bad=1
+		elif [ "$n" != "$np" ]; then
+			echo "$rel: [PATCH 0/$n], but its Series header names $np patches"; bad=1
+		fi
+		[ "$(wc -l < "$c")" -le 150 ] || { echo "$rel: $(wc -l < "$c") lines (at most 150)"; bad=1; }
+		awk -v f="$rel" 'length > 75 {print f ":" FNR ": " length " columns"; e=1} END {exit e}' "$c" || bad=1
+		grep -nE '^#|`' "$c" | sed "s|^|$rel:|" | grep . && bad=1
+		refs=$(grep -oE 'docs/results/[a-z0-9.-]+\.md' "$c" | sort -u)
+		[ -n "$refs" ] || { echo "$rel: points to no docs/results record"; bad=1; }
+		for r in $refs; do
+			[ -f "$MMEXT_ROOT/$r" ] || { echo "$rel: $r does not exist"; bad=1; }
+		done
+	done
+	dup=$(for c in "$q"/covers/*.txt; do [ -e "$c" ] && cover_patches "$c" "$q/series"; done | sort | uniq -d)
+	[ -z "$dup" ] || { echo "${q#"$MMEXT_ROOT"/}: in two series: $dup"; bad=1; }
+done >> "$log"
+result covers $bad "$log"
 
 : > "$log"
 bad=0
