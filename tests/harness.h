@@ -12,6 +12,10 @@
  * ASSERT ends the test. The fixture's teardown runs once, and only if setup
  * neither failed nor skipped.
  * Exit status: 1 if a test failed, else 0 (also when every test skipped).
+ *
+ * Options pick tests as the kernel's harness does: -f FIXTURE, -v VARIANT, -t TEST,
+ * -r FIXTURE.VARIANT.TEST (any of them, each repeatable: a test runs if it matches
+ * one); -l lists the tests instead.
  */
 #ifndef MMEXT_TESTS_HARNESS_H
 #define MMEXT_TESTS_HARNESS_H
@@ -337,7 +341,33 @@ static inline int __harness_run_one(struct __test_metadata *m, const struct __ha
 	return rc;
 }
 
-static inline int __harness_main(void)
+/* Whether the command line picks this test: with no -f/-v/-t/-r, every test. */
+static inline bool __harness_picked(int argc, char **argv, const char *f, const char *v,
+				    const char *t, const char *full)
+{
+	bool any = false;
+
+	for (int i = 1; i < argc; i++) {
+		const char *want, *have;
+
+		if (!strcmp(argv[i], "-l"))
+			continue;
+		want = argv[++i];
+		switch (argv[i - 1][1]) {
+		case 'f': have = f; break;
+		case 'v': have = v; break;
+		case 't': have = t; break;
+		case 'r': have = full; break;
+		default: continue;
+		}
+		any = true;
+		if (!strcmp(want, have))
+			return true;
+	}
+	return !any;
+}
+
+static inline int __harness_main(int argc, char **argv)
 {
 	static const struct __harness_variant none = { .name = "" };
 	unsigned int tests = 0, cases = 0, n = 0, pass = 0, fail = 0, skip = 0;
@@ -345,14 +375,36 @@ static inline int __harness_main(void)
 	const struct __harness_variant *v;
 	const struct __harness_test *t;
 	struct __test_metadata *m;
+	bool list = false;
 	char full[512];
 
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-l")) {
+			list = true;
+		} else if (strlen(argv[i]) != 2 || !strchr("fvtr", argv[i][1]) ||
+			   argv[i][0] != '-' || ++i == argc) {
+			fprintf(stderr, "usage: %s [-l] [-f FIXTURE] [-v VARIANT] [-t TEST] "
+				"[-r FIXTURE.VARIANT.TEST]...\n", argv[0]);
+			return KSFT_FAIL;
+		}
+	}
 	for (f = __harness_fixtures; f; f = f->next)
 		for (v = f->variants ? f->variants : &none; v; v = v->next) {
-			cases += !!f->tests;
-			for (t = f->tests; t; t = t->next)
+			unsigned int before = tests;
+
+			for (t = f->tests; t; t = t->next) {
+				snprintf(full, sizeof(full), "%s%s%s.%s", f->name,
+					 v->name[0] ? "." : "", v->name, t->name);
+				if (!__harness_picked(argc, argv, f->name, v->name, t->name, full))
+					continue;
+				if (list)
+					printf("%s\n", full);
 				tests++;
+			}
+			cases += tests != before;
 		}
+	if (list)
+		return KSFT_PASS;
 	m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED) {
 		perror("mmap");
@@ -367,6 +419,8 @@ static inline int __harness_main(void)
 
 				snprintf(full, sizeof(full), "%s%s%s.%s", f->name,
 					 v->name[0] ? "." : "", v->name, t->name);
+				if (!__harness_picked(argc, argv, f->name, v->name, t->name, full))
+					continue;
 				rc = __harness_run_one(m, t, v->data, full);
 				n++;
 				if (rc == KSFT_SKIP) {
@@ -386,9 +440,9 @@ static inline int __harness_main(void)
 }
 
 #define TEST_HARNESS_MAIN								\
-	int main(void)									\
+	int main(int argc, char **argv)							\
 	{										\
-		return __harness_main();						\
+		return __harness_main(argc, argv);					\
 	}
 
 #endif /* MMEXT_TESTS_HARNESS_H */
