@@ -315,6 +315,8 @@ static inline int __harness_run_one(struct __test_metadata *m, const struct __ha
 		fflush(stderr);
 		_exit(m->exit_code);
 	}
+	/* Here too, so that a timeout right away still finds the group. */
+	setpgid(pid, pid);
 	__harness_child = pid;
 	__harness_timed_out = 0;
 	sigaction(SIGALRM, &sa, &old);
