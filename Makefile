@@ -5,6 +5,8 @@
 DEBUG ?= 0
 export DEBUG
 
+# The library, the command, the tests and the examples, from the repo alone: no kernel
+# tree, only the C library's headers (flags: mk/flags.mk).
 all: tests
 
 demo:
@@ -18,8 +20,12 @@ check:
 bench:
 	bench/run.sh $(BENCH_ARGS)
 
-# Feature tests and guest payload only (needs the patched kernel's uapi headers).
-tests:
+# build/lib, build/bin/mmext; the tests and examples into build/guest, which the host
+# tier runs and every guest carries. One after the other: each asks lib/ for the library.
+cli:
+	$(MAKE) -C cli
+
+tests: cli
 	$(MAKE) -C tests
 	$(MAKE) -C examples
 
@@ -56,5 +62,6 @@ uninstall:
 
 clean:
 	$(MAKE) -C tests clean
+	$(MAKE) -C cli clean
 
-.PHONY: all demo check bench tests kernel export-queue import-queue upstream install uninstall clean
+.PHONY: all demo check bench cli tests kernel export-queue import-queue upstream install uninstall clean

@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 
 #define FILL	0xa5
 #define MIN	65536UL

@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <linux/prctl.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 
 #define NAME_MAX_LEN 80 /* kernel's ANON_VMA_NAME_MAX_LEN, including the NUL */
 

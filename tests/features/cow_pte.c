@@ -29,7 +29,7 @@
 #include <linux/mempolicy.h>
 #include <linux/userfaultfd.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 
 #define SYSFS		"/sys/kernel/mm/cow_pte/"
 #define PMD_SZ		(2UL << 20)

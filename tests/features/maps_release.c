@@ -31,7 +31,23 @@
 #include <linux/fs.h>
 #include <linux/fuse.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
+
+/* FUSE passthrough came in 6.9: its ABI, for older <linux/fuse.h>. */
+#ifndef FUSE_PASSTHROUGH
+#define FUSE_PASSTHROUGH	(1ULL << 37)
+#define FOPEN_PASSTHROUGH	(1 << 7)
+struct fuse_backing_map {
+	int32_t fd;
+	uint32_t flags;
+	uint64_t padding;
+};
+#define FUSE_DEV_IOC_BACKING_OPEN _IOW(FUSE_DEV_IOC_MAGIC, 1, struct fuse_backing_map)
+#define FUSE_DEV_IOC_BACKING_CLOSE _IOW(FUSE_DEV_IOC_MAGIC, 2, uint32_t)
+/* The fields 6.9 carved out of the reserved words. */
+#define max_stack_depth		unused[0]
+#define backing_id		padding
+#endif
 
 #define MAPPINGS	32	/* per round: file lines for the readers to cross */
 #define ROUNDS		3000

@@ -20,7 +20,7 @@
 #include <linux/fs.h>
 #include <linux/userfaultfd.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 
 /* Pages under test; a page set is a bit mask in one uint64_t. */
 #define NPAGES		64

@@ -25,7 +25,7 @@
 #include <linux/fs.h>
 #include <linux/prctl.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 
 #define R	PROCMAP_QUERY_VMA_READABLE
 #define W	PROCMAP_QUERY_VMA_WRITABLE

@@ -26,7 +26,7 @@
 #include <linux/prctl.h>
 #include <linux/userfaultfd.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 
 #ifndef REFPAGE_CLOEXEC
 #define REFPAGE_CLOEXEC 0x0001U

@@ -4,7 +4,7 @@
  * reported in both processes and matches the probe, and the flags are checked.
  */
 #include "helpers.h"
-#include "kselftest_harness.h"
+#include "harness.h"
 
 static int expected_method(void)
 {

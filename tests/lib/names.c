@@ -7,7 +7,7 @@
 #include <fcntl.h>
 
 #include "helpers.h"
-#include "kselftest_harness.h"
+#include "harness.h"
 
 TEST(check_accepts_good_names)
 {

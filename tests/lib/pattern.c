@@ -24,7 +24,7 @@
 #include <time.h>
 
 #include "helpers.h"
-#include "kselftest_harness.h"
+#include "harness.h"
 
 static const unsigned char pat8[8] = { 0xde, 0xad, 0xbe, 0xef, 0x01, 0x02, 0x03, 0x04 };
 

@@ -11,7 +11,7 @@
 
 #include <mmext/uapi.h>
 #include "helpers.h"
-#include "kselftest_harness.h"
+#include "harness.h"
 
 TEST(every_feature_has_a_consistent_answer)
 {

@@ -12,7 +12,7 @@
 #include <sys/sysmacros.h>
 
 #include "helpers.h"
-#include "kselftest_harness.h"
+#include "harness.h"
 
 static struct mmext_maps *open_maps(struct __test_metadata *_metadata, pid_t pid,
 				    uint32_t backend, uint32_t flags)

@@ -18,7 +18,7 @@
 #include <mmext/uapi.h>
 
 #include "helpers.h"
-#include "kselftest_harness.h"
+#include "harness.h"
 
 #define NPAGES 64
 
