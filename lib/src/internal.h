@@ -24,6 +24,12 @@ int mmext__opts_check(const void *opts, size_t known);
 
 size_t mmext__page_size(void);
 
+/*
+ * getpid() without a system call per use: handles check their owner on every call
+ * (once per VMA of a listing), and glibc no longer caches the pid.
+ */
+pid_t mmext__getpid(void);
+
 /* Validate [addr, addr + len): aligned, nonzero, no wrap; *endp is page-rounded. */
 int mmext__range(const void *addr, size_t len, uintptr_t *endp);
 

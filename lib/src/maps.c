@@ -129,7 +129,7 @@ static void prefetch_start(struct text_cursor *c)
 		}
 	}
 	pf->fd = c->fd;
-	pf->pid = getpid();
+	pf->pid = mmext__getpid();
 	pthread_mutex_init(&pf->lock, NULL);
 	pthread_cond_init(&pf->cond, NULL);
 	/* The caller's signals must never be delivered to our thread. */
@@ -151,7 +151,7 @@ static void prefetch_stop(struct text_cursor *c)
 	if (!pf)
 		return;
 	/* In a child (fork(), _Fork(), clone()) there is no thread to join. */
-	if (pf->pid == getpid()) {
+	if (pf->pid == mmext__getpid()) {
 		pthread_mutex_lock(&pf->lock);
 		pf->stop = true;
 		pthread_cond_broadcast(&pf->cond);
@@ -436,7 +436,7 @@ MMEXT_API int mmext_maps_open(pid_t pid, const struct mmext_maps_opts *opts,
 	if (!m)
 		return -ENOMEM;
 	/* /proc/self in a child would be the child: keep the number. */
-	m->owner = getpid();
+	m->owner = mmext__getpid();
 	m->pid = pid ? pid : m->owner;
 	m->flags = flags;
 	m->iter.fd = m->find.fd = -1;
@@ -485,7 +485,7 @@ MMEXT_API int mmext_maps_backend(const struct mmext_maps *m)
 {
 	if (!m)
 		return -EINVAL;
-	return m->owner == getpid() ? m->find_backend : -ECHILD;
+	return m->owner == mmext__getpid() ? m->find_backend : -ECHILD;
 }
 
 /* Text listing with build IDs: one ioctl per file-backed VMA, where available. */
@@ -552,7 +552,7 @@ MMEXT_API int mmext_maps_find(struct mmext_maps *m, uint64_t addr, unsigned int 
 
 	if (!m || !vma)
 		return -EFAULT;
-	if (m->owner != getpid())
+	if (m->owner != mmext__getpid())
 		return -ECHILD;
 	if (flags & ~(MMEXT_FIND_NEXT | MMEXT_FIND_FILE))
 		return -EINVAL;
@@ -589,7 +589,7 @@ MMEXT_API int mmext_maps_next(struct mmext_maps *m, struct mmext_vma *vma)
 
 	if (!m || !vma)
 		return -EFAULT;
-	if (m->owner != getpid())
+	if (m->owner != mmext__getpid())
 		return -ECHILD;
 	if (m->list_backend == MMEXT_MAPS_TEXT) {
 		/* A listing that has read nothing yet may start its read-ahead. */
@@ -625,7 +625,7 @@ MMEXT_API int mmext_maps_next(struct mmext_maps *m, struct mmext_vma *vma)
 
 MMEXT_API void mmext_maps_rewind(struct mmext_maps *m)
 {
-	if (!m || m->owner != getpid())
+	if (!m || m->owner != mmext__getpid())
 		return;
 	cursor_reset(&m->iter);
 	m->iter_addr = 0;
