@@ -40,7 +40,7 @@ struct prefetch {
 /* A sequential reader of the text file: lines of any length. */
 struct text_cursor {
 	int fd;
-	char *buf;
+	char *buf;			/* unread text at [pos, len), then a NUL */
 	size_t cap, len, pos;
 	bool eof;
 	struct prefetch *pf;		/* running read-ahead, or NULL */
@@ -202,6 +202,7 @@ static int prefetch_fill(struct text_cursor *c)
 	/* The thread does not touch slot i until tail moves past it. */
 	memcpy(c->buf + c->len, pf->slot[i], n);
 	c->len += n;
+	c->buf[c->len] = '\0';	/* the parser's sentinel */
 
 	pthread_mutex_lock(&pf->lock);
 	pf->tail++;
@@ -249,6 +250,7 @@ static int cursor_fill(struct text_cursor *c)
 	if (!n)
 		c->eof = true;
 	c->len += n;
+	c->buf[c->len] = '\0';	/* the parser's sentinel: cap > len */
 	return 0;
 }
 
