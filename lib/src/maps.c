@@ -266,7 +266,8 @@ static int open_maps_fd(pid_t pid)
  */
 static void unescape_name(char *name, size_t raw_len, struct mmext_vma *vma)
 {
-	char *in = memchr(name, '\\', vma->name_len), *out, *end = name + raw_len;
+	char *in = vma->name_len ? memchr(name, '\\', vma->name_len) : NULL, *out;
+	char *end = name + raw_len;
 
 	if (!in)
 		return;

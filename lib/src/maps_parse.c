@@ -67,7 +67,7 @@ FIELD int parse_hex(const char **pp, const char *end, bool sentinel, int max_dig
 {
 	const char *p = *pp, *first = p;
 	uint64_t v = 0;
-	unsigned int d;
+	unsigned int d, e;
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	if (max_digits == 16 && end - p >= 16) {
@@ -96,6 +96,14 @@ FIELD int parse_hex(const char **pp, const char *end, bool sentinel, int max_dig
 		/* 16 digits or more: the loop below. */
 	}
 #endif
+	/* The device numbers: two digits, as the kernel prints them, without the loop. */
+	if (max_digits == 8 && (sentinel || end - p >= 3) &&
+	    (d = hex_digit[(unsigned char)p[0]]) && (e = hex_digit[(unsigned char)p[1]]) &&
+	    !hex_digit[(unsigned char)p[2]]) {
+		*out = (d - 1) << 4 | (e - 1);
+		*pp = p + 2;
+		return 0;
+	}
 	for (; (sentinel || p < end) && (d = hex_digit[(unsigned char)*p]); p++)
 		v = v << 4 | (d - 1);
 	if (p == first)
