@@ -149,11 +149,13 @@ int cli_parse_maps_backend(const char *s, uint32_t *backend)
 
 void cli_perms(const struct mmext_vma *vma, char buf[5])
 {
-	buf[0] = vma->prot & MMEXT_VMA_READ ? 'r' : '-';
-	buf[1] = vma->prot & MMEXT_VMA_WRITE ? 'w' : '-';
-	buf[2] = vma->prot & MMEXT_VMA_EXEC ? 'x' : '-';
-	buf[3] = vma->prot & MMEXT_VMA_SHARED ? 's' : 'p';
-	buf[4] = '\0';
+	/* Indexed by MMEXT_VMA_READ | WRITE | EXEC | SHARED: one copy per row of a listing. */
+	static const char perms[16][5] = {
+		"---p", "r--p", "-w-p", "rw-p", "--xp", "r-xp", "-wxp", "rwxp",
+		"---s", "r--s", "-w-s", "rw-s", "--xs", "r-xs", "-wxs", "rwxs",
+	};
+
+	memcpy(buf, perms[vma->prot & 15], 5);
 }
 
 const char *cli_kind_name(uint32_t kind)

@@ -24,6 +24,12 @@ int mmext__opts_check(const void *opts, size_t known);
 
 size_t mmext__page_size(void);
 
+/*
+ * getpid() without a system call per use: handles check their owner on every call
+ * (once per VMA of a listing), and glibc no longer caches the pid.
+ */
+pid_t mmext__getpid(void);
+
 /* Validate [addr, addr + len): aligned, nonzero, no wrap; *endp is page-rounded. */
 int mmext__range(const void *addr, size_t len, uintptr_t *endp);
 
@@ -41,7 +47,8 @@ int mmext__uffd_open(uint64_t features);
 
 /*
  * Parse the maps line at line, which ends at the first newline before end (the
- * end of a reader's buffer, so a line is found and parsed in one pass). 0 with
+ * end of a reader's buffer, so a line is found and parsed in one pass). *end must be
+ * readable and NUL: the parser relies on it to stop instead of checking bounds. 0 with
  * *next past the newline; -EAGAIN if no newline comes before end; -EINVAL for a
  * malformed line. Fills *vma as mmext_maps_parse_line() does, only on success.
  */

@@ -40,7 +40,7 @@ struct prefetch {
 /* A sequential reader of the text file: lines of any length. */
 struct text_cursor {
 	int fd;
-	char *buf;
+	char *buf;			/* unread text at [pos, len), then a NUL */
 	size_t cap, len, pos;
 	bool eof;
 	struct prefetch *pf;		/* running read-ahead, or NULL */
@@ -129,7 +129,7 @@ static void prefetch_start(struct text_cursor *c)
 		}
 	}
 	pf->fd = c->fd;
-	pf->pid = getpid();
+	pf->pid = mmext__getpid();
 	pthread_mutex_init(&pf->lock, NULL);
 	pthread_cond_init(&pf->cond, NULL);
 	/* The caller's signals must never be delivered to our thread. */
@@ -151,7 +151,7 @@ static void prefetch_stop(struct text_cursor *c)
 	if (!pf)
 		return;
 	/* In a child (fork(), _Fork(), clone()) there is no thread to join. */
-	if (pf->pid == getpid()) {
+	if (pf->pid == mmext__getpid()) {
 		pthread_mutex_lock(&pf->lock);
 		pf->stop = true;
 		pthread_cond_broadcast(&pf->cond);
@@ -202,6 +202,7 @@ static int prefetch_fill(struct text_cursor *c)
 	/* The thread does not touch slot i until tail moves past it. */
 	memcpy(c->buf + c->len, pf->slot[i], n);
 	c->len += n;
+	c->buf[c->len] = '\0';	/* the parser's sentinel */
 
 	pthread_mutex_lock(&pf->lock);
 	pf->tail++;
@@ -249,6 +250,7 @@ static int cursor_fill(struct text_cursor *c)
 	if (!n)
 		c->eof = true;
 	c->len += n;
+	c->buf[c->len] = '\0';	/* the parser's sentinel: cap > len */
 	return 0;
 }
 
@@ -264,7 +266,8 @@ static int open_maps_fd(pid_t pid)
  */
 static void unescape_name(char *name, size_t raw_len, struct mmext_vma *vma)
 {
-	char *in = memchr(name, '\\', vma->name_len), *out, *end = name + raw_len;
+	char *in = vma->name_len ? memchr(name, '\\', vma->name_len) : NULL, *out;
+	char *end = name + raw_len;
 
 	if (!in)
 		return;
@@ -436,7 +439,7 @@ MMEXT_API int mmext_maps_open(pid_t pid, const struct mmext_maps_opts *opts,
 	if (!m)
 		return -ENOMEM;
 	/* /proc/self in a child would be the child: keep the number. */
-	m->owner = getpid();
+	m->owner = mmext__getpid();
 	m->pid = pid ? pid : m->owner;
 	m->flags = flags;
 	m->iter.fd = m->find.fd = -1;
@@ -485,7 +488,7 @@ MMEXT_API int mmext_maps_backend(const struct mmext_maps *m)
 {
 	if (!m)
 		return -EINVAL;
-	return m->owner == getpid() ? m->find_backend : -ECHILD;
+	return m->owner == mmext__getpid() ? m->find_backend : -ECHILD;
 }
 
 /* Text listing with build IDs: one ioctl per file-backed VMA, where available. */
@@ -552,7 +555,7 @@ MMEXT_API int mmext_maps_find(struct mmext_maps *m, uint64_t addr, unsigned int 
 
 	if (!m || !vma)
 		return -EFAULT;
-	if (m->owner != getpid())
+	if (m->owner != mmext__getpid())
 		return -ECHILD;
 	if (flags & ~(MMEXT_FIND_NEXT | MMEXT_FIND_FILE))
 		return -EINVAL;
@@ -589,7 +592,7 @@ MMEXT_API int mmext_maps_next(struct mmext_maps *m, struct mmext_vma *vma)
 
 	if (!m || !vma)
 		return -EFAULT;
-	if (m->owner != getpid())
+	if (m->owner != mmext__getpid())
 		return -ECHILD;
 	if (m->list_backend == MMEXT_MAPS_TEXT) {
 		/* A listing that has read nothing yet may start its read-ahead. */
@@ -625,7 +628,7 @@ MMEXT_API int mmext_maps_next(struct mmext_maps *m, struct mmext_vma *vma)
 
 MMEXT_API void mmext_maps_rewind(struct mmext_maps *m)
 {
-	if (!m || m->owner != getpid())
+	if (!m || m->owner != mmext__getpid())
 		return;
 	cursor_reset(&m->iter);
 	m->iter_addr = 0;

@@ -338,7 +338,7 @@ MMEXT_API int mmext_pattern_map(const void *pattern, size_t pattern_len, size_t 
 	p->addr = addr;
 	p->len = r.len;
 	p->backend = backends[i].id;
-	p->owner = getpid();
+	p->owner = mmext__getpid();
 	*out = p;
 	return 0;
 }
@@ -354,7 +354,7 @@ MMEXT_API void mmext_pattern_unmap(struct mmext_pattern *p)
 /* Whether p is usable here: it describes the mapping of the process that made it. */
 static bool ours(const struct mmext_pattern *p)
 {
-	return p && p->owner == getpid();
+	return p && p->owner == mmext__getpid();
 }
 
 MMEXT_API void *mmext_pattern_addr(const struct mmext_pattern *p)

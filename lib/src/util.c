@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -44,6 +45,44 @@ size_t mmext__page_size(void)
 	if (!__atomic_load_n(&psz, __ATOMIC_RELAXED))
 		__atomic_store_n(&psz, (size_t)sysconf(_SC_PAGESIZE), __ATOMIC_RELAXED);
 	return __atomic_load_n(&psz, __ATOMIC_RELAXED);
+}
+
+/*
+ * The pid lives in a page the kernel empties in every child, whatever made it (fork(),
+ * _Fork(), clone() without CLONE_VM), so a zero there means "look it up again". Mapped
+ * when the library loads, not at first use, so that it never lands in a hole a caller
+ * has just made. NULL where it cannot be had (before Linux 4.14): getpid() every time.
+ */
+static pid_t *pid_page;
+
+__attribute__((constructor)) static void pid_page_init(void)
+{
+	size_t psz = mmext__page_size();
+	pid_t *p = mmap(NULL, psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return;
+	if (madvise(p, psz, MADV_WIPEONFORK)) {
+		munmap(p, psz);
+		return;
+	}
+	*p = getpid();
+	pid_page = p;
+}
+
+pid_t mmext__getpid(void)
+{
+	pid_t pid;
+
+	if (!pid_page)
+		return getpid();
+	/* Every thread of a process stores the same value. */
+	pid = __atomic_load_n(pid_page, __ATOMIC_RELAXED);
+	if (!pid) {
+		pid = getpid();
+		__atomic_store_n(pid_page, pid, __ATOMIC_RELAXED);
+	}
+	return pid;
 }
 
 int mmext__range(const void *addr, size_t len, uintptr_t *endp)

@@ -701,7 +701,7 @@ MMEXT_API int mmext_ww_open(void *addr, size_t len, const struct mmext_ww_opts *
 	w->end = end;
 	w->npages = (end - w->start) / mmext__page_size();
 	w->uffd = w->pagemap_fd = w->slot = -1;
-	w->owner = getpid();
+	w->owner = mmext__getpid();
 	if (backend != MMEXT_WW_AUTO) {
 		ret = backend_open(w, backend);
 	} else {
@@ -749,7 +749,7 @@ MMEXT_API int mmext_ww_backend(const struct mmext_ww *w)
 {
 	if (!w)
 		return -EINVAL;
-	return w->owner == getpid() ? w->backend : -ECHILD;
+	return w->owner == mmext__getpid() ? w->backend : -ECHILD;
 }
 
 /* [addr, addr + len) page-rounded and inside the watch. */
@@ -776,7 +776,7 @@ MMEXT_API int mmext_ww_get(struct mmext_ww *w, void *addr, size_t len, unsigned 
 	if (!w || !count || (!pages && *count))
 		return -EFAULT;
 	/* Another process (a fork child) would read or reset the owner's state. */
-	if (w->owner != getpid())
+	if (w->owner != mmext__getpid())
 		return -ECHILD;
 	if (flags & ~MMEXT_WW_RESET)
 		return -EINVAL;
@@ -809,7 +809,7 @@ MMEXT_API int mmext_ww_reset(struct mmext_ww *w, void *addr, size_t len)
 
 	if (!w)
 		return -EFAULT;
-	if (w->owner != getpid())
+	if (w->owner != mmext__getpid())
 		return -ECHILD;
 	ret = sub_range(w, addr, len, &a, &e);
 	if (ret)
