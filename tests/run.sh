@@ -30,6 +30,8 @@ for ((i = 0; i < ${#args[@]}; i++)); do
 	[ "${args[i]}" = --base ] && export MMEXT_BASE=${args[i + 1]:-}
 done
 . "$(dirname "$0")/../scripts/lib.sh"
+# The Makefiles' BUILD: with MMEXT_BUILD elsewhere, the payload the guests boot goes there too.
+export BUILD=$MMEXT_BUILD
 
 tiers="lint host host-asan fuzz stock patched" update_baseline=0
 # The host tiers do not depend on the base: another base runs only its guests.
