@@ -317,6 +317,8 @@ cmd_selftests() {
 		make -s -k -C "$KTREE/tools/testing/selftests/$t" -j"$(nproc)" CC="ccache gcc" \
 			OUTPUT="$out/$t" KHDR_INCLUDES="-isystem $hdr" \
 			> "$out/$t.log" 2>&1 || say "some $t selftests did not build (see $out/$t.log)"
+		# run_vmtests.sh and the scripts it calls, for the distro tier (make install's).
+		cp -p "$KTREE/tools/testing/selftests/$t"/*.sh "$out/$t/" 2>/dev/null || true
 	done
 }
 
