@@ -15,6 +15,7 @@ pkgs=(
 	mandoc                                                            # man page lint
 	python3-matplotlib                                                # benchmark plots
 	poppler-utils                                                     # pdftoppm, reference pages bench
+	stress-ng trinity                                                 # distro tier's guest
 	dpkg-dev debhelper fakeroot lintian pkg-config                    # packages and their test
 )
 missing=()

@@ -9,10 +9,12 @@
 #   kernel.sh export           write build/linux's commits back to kernel/patches + series
 #   kernel.sh build VARIANT    build bzImage and uapi headers (VARIANT: stock|patched; DEBUG=1
 #                              adds KASAN and kmemleak, BENCH=1 drops lockdep and DEBUG_VM,
-#                              each in a separate object dir)
+#                              DISTRO=1 starts from Debian's configuration instead of
+#                              tinyconfig; each in a separate object dir)
+#   kernel.sh config VARIANT   only write VARIANT's .config (as build does first)
 #   kernel.sh selftests        build the patched tree's tools/testing/selftests/{mm,proc}
 #   kernel.sh outdir VARIANT   print the build directory of VARIANT (as DEBUG and BENCH
-#                              select: build/out/VARIANT[-debug|-bench])
+#                              select: build/out/VARIANT[-distro][-debug|-bench])
 #   kernel.sh image VARIANT    print the path of VARIANT's bzImage in that directory
 # Paths are 6.12's; another base works in build/<base>/ (scripts/lib.sh: base_build) from
 # the queue in kernel/bases/<base>/. scripts/lib.sh alone maps a variant to its directory
@@ -81,6 +83,14 @@ check_base_pkg() {
 			    "$MMEXT_BASE_PKG" | awk '{print $3}' | xargs). Move the pin in kernel/base.conf" \
 			    "and regenerate tests/selftests-baseline.txt."
 	fi
+}
+
+check_distro_pkg() {
+	[ "$(dpkg-query -W -f='${Version}' "$MMEXT_DISTRO_PKG" 2>/dev/null || true)" = "$MMEXT_DISTRO_VERSION" ] &&
+		[ -f "$MMEXT_DISTRO_CONFIG" ] && return 0
+	say "installing $MMEXT_DISTRO_PKG=$MMEXT_DISTRO_VERSION"
+	apt-get install -y --allow-downgrades "$MMEXT_DISTRO_PKG=$MMEXT_DISTRO_VERSION" >&2 ||
+		die "$MMEXT_DISTRO_PKG $MMEXT_DISTRO_VERSION cannot be installed; it moves with the source pin"
 }
 
 queue_patches() {
@@ -202,9 +212,12 @@ cmd_export() {
 # config_frags VARIANT: every base takes kernel/config/; a base whose kernel needs an option
 # spelled otherwise adds kernel/bases/<base>/config/<same name>, merged after the shared
 # fragment. A queue's patched.config holds options only that queue defines (patched only).
+# A -distro variant starts from Debian's configuration and distro.config instead of
+# tinyconfig and base.config, and has the checks only with DEBUG=1.
 config_frags() {
-	local f
-	for f in base patched debug bench; do
+	local f list="base checks patched debug bench"
+	case $1 in *-distro*) list="distro patched"; [ "${DEBUG:-0}" = 1 ] && list="$list checks debug" ;; esac
+	for f in $list; do
 		case $f in
 		patched)
 			case $1 in patched*) ;; *) continue ;; esac
@@ -218,6 +231,20 @@ config_frags() {
 			echo "$QUEUE_DIR/config/$f.config"
 	done
 	return 0
+}
+
+# start_config VARIANT SRC OUT: the configuration the fragments are merged onto: tinyconfig,
+# or for -distro Debian's (linux-config-<version>, pinned with the source) with every
+# module turned off.
+start_config() {
+	case $1 in
+	*-distro*)
+		[ -n "${MMEXT_DISTRO_CONFIG:-}" ] || die "base $MMEXT_BASE has no distribution configuration (MMEXT_DISTRO_CONFIG in its base.conf)"
+		check_distro_pkg
+		xzcat "$MMEXT_DISTRO_CONFIG" | sed -E 's/^(CONFIG_[A-Za-z0-9_]+)=m$/# \1 is not set/' > "$3/.config"
+		;;
+	*) make_k "$2" "$3" tinyconfig >/dev/null ;;
+	esac
 }
 
 # Every symbol the fragments set must survive olddefconfig; kconfig drops unmet ones silently.
@@ -242,24 +269,34 @@ make_k() {
 		KBUILD_BUILD_TIMESTAMP="$(git -C "$src" log -1 --format=%cI)" "$@"
 }
 
-cmd_build() {
+# configure VARIANT: (re)write the variant's .config when its fragments changed.
+cmd_config() {
 	local v src out h
 	v=$(variant_name "${1:?variant}")
 	src=$(variant_src "$v")
 	out=$(variant_dir "$1")
 	[ -d "$src" ] || die "$src missing: run 'scripts/kernel.sh prepare'"
 	[ "$src" = "$KSTOCK" ] || sync_tree
-	export CCACHE_BASEDIR=$MMEXT_BUILD CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
 	mkdir -p "$out"
-	h=$(cat $(config_frags "$v") | sha256sum | cut -c1-16)
+	h=$( { cat $(config_frags "$v"); case $v in *-distro*) echo "$MMEXT_DISTRO_CONFIG $MMEXT_DISTRO_VERSION" ;; esac; } |
+		sha256sum | cut -c1-16)
 	if [ ! -f "$out/.config" ] || [ "$(cat "$out/.mmext-config" 2>/dev/null)" != "$h" ]; then
 		say "configuring $v"
-		make_k "$src" "$out" tinyconfig >/dev/null
+		start_config "$v" "$src" "$out"
 		"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" $(config_frags "$v") >/dev/null
 		make_k "$src" "$out" olddefconfig >/dev/null
 		check_config "$out/.config" "$v"
 		echo "$h" > "$out/.mmext-config"
 	fi
+}
+
+cmd_build() {
+	local v src out
+	export CCACHE_BASEDIR=$MMEXT_BUILD CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+	cmd_config "$1"
+	v=$(variant_name "$1")
+	src=$(variant_src "$v")
+	out=$(variant_dir "$1")
 	say "building $v kernel in $out"
 	local t0=$SECONDS
 	make_k "$src" "$out" bzImage
@@ -280,6 +317,8 @@ cmd_selftests() {
 		make -s -k -C "$KTREE/tools/testing/selftests/$t" -j"$(nproc)" CC="ccache gcc" \
 			OUTPUT="$out/$t" KHDR_INCLUDES="-isystem $hdr" \
 			> "$out/$t.log" 2>&1 || say "some $t selftests did not build (see $out/$t.log)"
+		# run_vmtests.sh and the scripts it calls, for the distro tier (make install's).
+		cp -p "$KTREE/tools/testing/selftests/$t"/*.sh "$out/$t/" 2>/dev/null || true
 	done
 }
 
@@ -287,7 +326,7 @@ cmd_outdir() { variant_dir "${1:?variant}"; }
 cmd_image() { variant_image "${1:?variant}"; }
 
 case ${1:-} in
-prepare|import|export|build|selftests|outdir|image) c=$1; shift; "cmd_$c" "$@" ;;
+prepare|import|export|config|build|selftests|outdir|image) c=$1; shift; "cmd_$c" "$@" ;;
 -h|--help) usage 0 ;;
 *) usage ;;
 esac

@@ -47,14 +47,19 @@ KOUT=$BASE_BUILD/out             # one object dir per build variant
 BASE_TAG=mmext-base
 QUEUE_BRANCH=mmext
 
-# A variant is stock or patched, plus -debug when DEBUG=1 (KASAN, kmemleak) or -bench
-# when BENCH=1 (no lockdep or DEBUG_VM, -O2: what benchmarks measure).
+# A variant is stock or patched, plus -distro when DISTRO=1 (Debian's own configuration
+# instead of tinyconfig), then -debug when DEBUG=1 (KASAN, kmemleak; with DISTRO=1 also
+# lockdep, DEBUG_VM) or -bench when BENCH=1 (no lockdep or DEBUG_VM, -O2: what benchmarks
+# measure).
 variant_name() {
+	local v=$1
 	case $1 in stock|patched) ;; *) die "unknown kernel '$1' (stock or patched)";; esac
 	[ "${DEBUG:-0}" = 1 ] && [ "${BENCH:-0}" = 1 ] && die "DEBUG=1 and BENCH=1 exclude each other"
-	if [ "${DEBUG:-0}" = 1 ]; then echo "$1-debug"
-	elif [ "${BENCH:-0}" = 1 ]; then echo "$1-bench"
-	else echo "$1"; fi
+	[ "${DISTRO:-0}" = 1 ] && [ "${BENCH:-0}" = 1 ] && die "DISTRO=1 and BENCH=1 exclude each other"
+	[ "${DISTRO:-0}" = 1 ] && v=$v-distro
+	if [ "${DEBUG:-0}" = 1 ]; then echo "$v-debug"
+	elif [ "${BENCH:-0}" = 1 ]; then echo "$v-bench"
+	else echo "$v"; fi
 }
 variant_src() { case $1 in stock*) echo "$KSTOCK";; *) echo "$KTREE";; esac; }
 # The only map from a kernel (stock or patched) to its build directory, in the variant

@@ -9,7 +9,8 @@
 # COMMAND runs as root in the guest, with the repo's build/guest payload at /mmext
 # (PATH includes /mmext/bin), and the base's selftests at /mmext/kselftest. --base (or
 # MMEXT_BASE) picks the kernel base, 6.12 by default. DEBUG=1 boots the *-debug build,
-# BENCH=1 the *-bench one. MMEXT_ACCEL=kvm|tcg forces the accelerator; otherwise KVM is
+# BENCH=1 the *-bench one, DISTRO=1 the one from Debian's configuration
+# (*-distro[-debug]). MMEXT_ACCEL=kvm|tcg forces the accelerator; otherwise KVM is
 # probed once per machine and TCG used if it hangs.
 # The run fails (exit 1) if the guest's dmesg has BUG:, WARNING:, Oops, KASAN, lockdep or
 # kmemleak reports, even when COMMAND passed; 124 on timeout. LOGDIR gets console.log,

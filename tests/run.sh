@@ -13,11 +13,13 @@
 #           COW page tables forced on for every fork (/sys/kernel/mm/cow_pte/force_all)
 #   mainline  (not run by default) stock and patched on the mainline base, 7.3: the same
 #           as "tests/run.sh --base 7.3", whose tiers are stock and patched only
+#   distro  (not by default: hours) Debian-config kernels through tests/distro/guest.sh
 # A selftest that passes in selftests-baseline.txt (stock's results) must pass everywhere;
 # one that fails there too is reported as a known failure and counted as skipped, unless
 # selftests-fixed.txt names it: a stock bug our queue fixes, so it must pass on patched,
 # and its failures on stock (even intermittent ones) count as skipped.
-# Any kernel splat in a guest fails that tier. Ends with "N passed, N failed, N skipped".
+# Any kernel splat in a guest fails that tier. Ends with the run's duration and
+# "N passed, N failed, N skipped".
 #
 #   tests/run.sh [--base 6.12|7.3] [--tiers "lint host host-asan fuzz stock patched"]
 #                [--update-baseline]
@@ -30,6 +32,8 @@ for ((i = 0; i < ${#args[@]}; i++)); do
 	[ "${args[i]}" = --base ] && export MMEXT_BASE=${args[i + 1]:-}
 done
 . "$(dirname "$0")/../scripts/lib.sh"
+# The Makefiles' BUILD: with MMEXT_BUILD elsewhere, the payload the guests boot goes there too.
+export BUILD=$MMEXT_BUILD
 
 tiers="lint host host-asan fuzz stock patched" update_baseline=0
 # The host tiers do not depend on the base: another base runs only its guests.
@@ -44,6 +48,16 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+# "distro": stock-distro and patched-distro, kernels from Debian's configuration (DISTRO=1)
+# running tests/distro/guest.sh, with stock-distro's results as their baseline
+# (distro-baseline.txt), and patched-distro-cow-all, all but run_vmtests with COW page
+# tables forced on.
+t2=""
+for t in $tiers; do
+	case $t in distro) t2="$t2 stock-distro patched-distro patched-distro-cow-all" ;; *) t2="$t2 $t" ;; esac
+done
+tiers=${t2# }
+run_start=$SECONDS
 
 if [ "$MMEXT_BASE" = 6.12 ]; then
 	baseline=$MMEXT_ROOT/tests/selftests-baseline.txt
@@ -54,6 +68,7 @@ else
 	esac
 fi
 fixed=$MMEXT_ROOT/tests/selftests-fixed.txt
+distro_baseline=$MMEXT_ROOT/tests/distro-baseline.txt
 logs=$BASE_BUILD/logs/tests
 mkdir -p "$logs"
 set -e
@@ -63,7 +78,7 @@ want() { case " $tiers " in *" $1 "*) return 0 ;; esac; return 1; }
 # boots them); lint runs the base tree's checkpatch.pl, and the guests boot its kernels
 # and run its selftests, built with patched's uapi headers.
 guests=0
-if want stock || want patched || want patched-cow-all; then guests=1; fi
+if want stock || want patched || want patched-cow-all || [[ " $tiers " = *-distro* ]]; then guests=1; fi
 if want lint || [ $guests = 1 ]; then "$MMEXT_ROOT/scripts/kernel.sh" prepare; fi
 if [ $guests = 1 ]; then
 	"$MMEXT_ROOT/scripts/kernel.sh" build patched
@@ -87,16 +102,18 @@ set +e
 total_pass=0 total_fail=0 total_skip=0
 failures=() flaky=()
 
-# tally TIER RESULTFILE: add up "RESULT" lines, applying the baseline to selftests.
+# tally TIER RESULTFILE: add up "RESULT" lines, applying the baseline to selftests
+# (the distro tiers' is stock-distro's, whose names have an mm/ or proc/ prefix).
 tally() {
-	local tier=$1 file=$2 name res cp cf cs base
+	local tier=$1 file=$2 name res cp cf cs base bl=$baseline
+	case $tier in *-distro*) bl=$distro_baseline ;; esac
 	while read -r _ name res cp cf cs; do
 		base=""
-		[ -f "$baseline" ] && base=$(awk -v n="$name" '$1 == n {print $2}' "$baseline")
+		[ -f "$bl" ] && base=$(awk -v n="$name" '$1 == n {print $2}' "$bl")
 		known=""
 		if [ "$res" = fail ]; then
-			if grep -qx "$name" "$fixed"; then
-				[ "$tier" = stock ] && known="on stock $MMEXT_BASE (a bug the queue fixes)"
+			if grep -qx "${name#*/}" "$fixed"; then
+				case $tier in stock|stock-distro) known="on stock $MMEXT_BASE (a bug the queue fixes)" ;; esac
 			elif [ "$base" = fail ]; then
 				known="on stock $MMEXT_BASE too (baseline)"
 			fi
@@ -117,6 +134,7 @@ tally() {
 
 for tier in $tiers; do
 	echo "### tier $tier"
+	tier_start=$SECONDS
 	out=$logs/$tier.tap
 	case $tier in
 	lint)
@@ -163,6 +181,37 @@ for tier in $tiers; do
 			total_fail=$((total_fail + 1))
 		fi
 		;;
+	stock-distro|patched-distro|patched-distro-cow-all)
+		# Built here, not above: a kernel whose configuration fails fails its tier only.
+		k=${tier%%-*} vm_t=${DISTRO_VM_TIMEOUT:-21600}
+		[ "${DEBUG:-0}" = 1 ] && vm_t=$((vm_t * 2))
+		: > "$out"
+		if ! DISTRO=1 "$MMEXT_ROOT/scripts/kernel.sh" build $k > "$logs/build-$k-distro.log" 2>&1; then
+			tail -n 20 "$logs/build-$k-distro.log"
+			failures+=("$tier: the $k-distro kernel did not build ($logs/build-$k-distro.log)")
+			total_fail=$((total_fail + 1))
+			echo "### tier $tier: $((SECONDS - tier_start))s"
+			continue
+		fi
+		cmd=(/mmext/tests/distro-guest.sh)
+		# The stressors, trinity and uapi_fuzz with every fork sharing PTE tables (the
+		# selftests run so in patched-cow-all).
+		[ $tier = patched-distro-cow-all ] && cmd=(sh -c "echo 1 > /sys/kernel/mm/cow_pte/force_all &&
+			exec /mmext/tests/distro-guest.sh proc stress trinity fuzz")
+		DISTRO=1 "$MMEXT_ROOT/scripts/vm.sh" -k $k -m 4G -t $vm_t -l "$BASE_BUILD/logs/vm-$tier" -- "${cmd[@]}"
+		rc=$?
+		cp "$BASE_BUILD/logs/vm-$tier/output.log" "$out" 2>/dev/null || : > "$out"
+		if [ $rc = 1 ] && [ -s "$BASE_BUILD/logs/vm-$tier/splats.log" ]; then
+			failures+=("$tier: kernel splat in dmesg ($BASE_BUILD/logs/vm-$tier/splats.log)")
+			total_fail=$((total_fail + 1))
+		elif [ $rc = 124 ]; then
+			failures+=("$tier: guest timed out after ${vm_t}s ($BASE_BUILD/logs/vm-$tier/console.log)")
+			total_fail=$((total_fail + 1))
+		elif ! grep -q '^RESULT ' "$out"; then
+			failures+=("$tier: guest run produced no results (exit $rc; $BASE_BUILD/logs/vm-$tier/console.log)")
+			total_fail=$((total_fail + 1))
+		fi
+		;;
 	mainline)
 		# The mainline base's own run; its totals and failures join this run's.
 		ub=()
@@ -184,6 +233,16 @@ for tier in $tiers; do
 	esac
 	tally "$tier" "$out"
 	while read -r _ name; do flaky+=("$tier: $name failed once and passed on retry"); done < <(grep '^FLAKY ' "$out")
+	if [ $update_baseline = 1 ] && [ $tier = stock-distro ]; then
+		{
+			echo "# stock-distro $MMEXT_BASE ($MMEXT_BASE_VERSION, Debian's configuration) results of the"
+			echo "# distro tier, written by 'tests/run.sh --tiers stock-distro --update-baseline'."
+			echo "# NAME RESULT PASS FAIL SKIP"
+			grep '^RESULT ' "$out" | cut -d' ' -f2-
+		} > "$distro_baseline"
+		echo "# baseline written to $distro_baseline"
+	fi
+	echo "### tier $tier: $((SECONDS - tier_start))s"
 	if [ $update_baseline = 1 ] && [ $tier = stock ]; then
 		{
 			echo "# Stock $MMEXT_BASE ($MMEXT_BASE_VERSION) results of tests/selftests.list in our guest,"
@@ -204,5 +263,6 @@ if [ ${#failures[@]} -gt 0 ]; then
 	echo "Failures:"
 	printf '  %s\n' "${failures[@]}"
 fi
+echo "# tiers $tiers took $((SECONDS - run_start))s"
 echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 [ $total_fail = 0 ] && [ ${#failures[@]} = 0 ]
