@@ -15,6 +15,8 @@ pkgs=(
 	mandoc                                                            # man page lint
 	python3-matplotlib                                                # benchmark plots
 	poppler-utils                                                     # pdftoppm, reference pages bench
+	mmdebstrap e2fsprogs                                              # Debian guest root (mkrootfs.sh)
+	afl++                                                             # afl-cc, real programs bench
 	dpkg-dev debhelper fakeroot lintian pkg-config                    # packages and their test
 )
 missing=()
