@@ -414,6 +414,11 @@ class RealProgramsReport(SuiteReport):
         v = self.verdicts(self.render(real_records(bad)))
         self.assertTrue(v[0].startswith("**NOT met**") and v[4].startswith("**NOT met**"), v)
 
+    def test_no_growth_is_met(self):
+        # COW's memory did not grow at all during the save: a ratio of 0 or less.
+        v = self.verdicts(self.render(real_records(dict(self.GOOD, **{"used-peak": -0.5}))))
+        self.assertTrue(v[3].startswith("met on the point estimate"), v)
+
     def test_paired(self):
         # Identical pairs: a zero-width interval, on the goal's side.
         v = self.verdicts(self.render(real_records(self.GOOD, pairs=pairstats.MIN_PAIRS)))
