@@ -158,7 +158,14 @@ def _plot(ctx):
 
 
 def report(ctx):
-    p = PLAN[ctx.mode]
+    p = dict(PLAN[ctx.mode])
+    # The sizes that ran (a run by hand may differ from the plan).
+    fork = ctx.one(target="patched", group="fork", backend="plain")
+    if fork and fork.get("keys"):
+        p.update(keys=fork["keys"], size=fork["size"])
+    afl = ctx.one(target="patched", group="execs", backend="plain")
+    if afl and afl.get("mb"):
+        p["afl_mb"] = afl["mb"]
     md = ["Debian 12's own `redis-server` and `afl-fuzz`, unmodified, in the patched guest "
           "booted on the Debian root filesystem (`scripts/mkrootfs.sh`, `vm.sh --rootfs`). "
           "The COW runs start the program under `bench/cowrun`, the one prefix: "
@@ -229,6 +236,9 @@ def report(ctx):
     goals = []
     for g, bound, at_least, words in GOALS:
         ri = ratio(ctx, g)
+        mb = p["afl_mb"] if g == "execs" else p["keys"] * p["size"] >> 20
+        if mb != 1024:
+            words = words.replace("1 GiB", f"{mb} MiB")
         goals.append(f"| {words} | {fmt_ri(ri)} | {verdict(ri, bound, at_least)} |")
     md += ["**Goals** (COW / plain; with enough pairs the paired estimate and its "
            f"{pairstats.LEVEL:.0%} interval, `bench/pairstats.py`, else the ratio of the "
