@@ -118,17 +118,41 @@ def run_host(suites, mode, records, times):
     p.line("@@end")
 
 
-def run_guest(suites, mode, target, records, est, times):
-    path = os.path.join(BUILD, "guest", "bench", f"run-{target}.sh")
+def quick_suites(suites):
+    """The suites a quick run takes when --only names none: those that fit its time
+    (a suite with QUICK = False runs in quick mode only when --only names it)."""
+    left = [s.KEY for s in suites if not getattr(s, "QUICK", True)]
+    if left:
+        say(f"quick mode leaves out {', '.join(left)} (too long; --only runs it)")
+    return [s for s in suites if getattr(s, "QUICK", True)]
+
+
+def boots(suites):
+    """The guest boots a target's suites need, in order: the initramfs guest for most,
+    the Debian root filesystem (scripts/vm.sh --rootfs) for suites with ROOTFS set.
+    [(rootfs, suites)], empty groups left out."""
+    out = []
+    for rootfs in (False, True):
+        group = [s for s in suites if bool(getattr(s, "ROOTFS", False)) == rootfs]
+        if group:
+            out.append((rootfs, group))
+    return out
+
+
+def run_guest(suites, mode, target, records, est, times, rootfs=False):
+    name = f"{target}-rootfs" if rootfs else target
+    path = os.path.join(BUILD, "guest", "bench", f"run-{name}.sh")
     with open(path, "w") as f:
         f.write(guest_script(suites, mode, target))
     mem = max((getattr(s, "guest_mem", lambda m: 3)(mode) for s in suites), default=3)
-    logdir = os.path.join(BUILD, "logs", f"bench-{target}")
+    logdir = os.path.join(BUILD, "logs", f"bench-{name}")
     # Generous: a shared 2-core machine can be several times slower than the estimate.
     timeout = int(est * 4 + 300)
-    cmd = [os.path.join(ROOT, "scripts", "vm.sh"), "-k", target, "-t", str(timeout),
-           "-m", f"{mem}G", "-l", logdir, "--", "bash", f"{GUEST_BENCH}/run-{target}.sh"]
-    say(f"booting {target} ({mem} GiB, timeout {timeout} s); console: {logdir}/console.log")
+    cmd = [os.path.join(ROOT, "scripts", "vm.sh")] + (["--rootfs"] if rootfs else []) + [
+        "-k", target, "-t", str(timeout), "-m", f"{mem}G", "-l", logdir, "--", "bash",
+        f"{GUEST_BENCH}/run-{name}.sh"]
+    say(f"booting {target}{' on the Debian root' if rootfs else ''} ({mem} GiB, timeout "
+        f"{timeout} s); console: {logdir}/console.log")
     # Live: progress only (quiet=None); the results come from output.log below.
     p = Parser(target, records, quiet=None, times=times)
     # The console (boot log, tables) goes to a file; only progress lines are shown.
@@ -454,6 +478,8 @@ def main():
     if args.only:
         want = set(args.only.split(","))
         suites = [s for s in suites if s.KEY in want]
+    elif mode == "quick":
+        suites = quick_suites(suites)
     targets = [t for t in TARGETS if t in args.targets.split(",")]
     bad = set(args.targets.split(",")) - set(TARGETS) - {""}
     if bad or not targets:
@@ -465,7 +491,8 @@ def main():
     suite_est = {t: {s.KEY: s.estimate(mode, t) for s in suites if t in s.TARGETS}
                 for t in targets}
     est = {t: sum(suite_est[t].values()) for t in targets}
-    total = sum(est.values()) + GUEST_BOOT * sum(t != "host" for t in targets)
+    nboots = {t: len(boots([s for s in suites if t in s.TARGETS])) for t in targets}
+    total = sum(est.values()) + GUEST_BOOT * sum(nboots[t] for t in targets if t != "host")
     say(f"{mode} mode, suites {', '.join(s.KEY for s in suites)} on {', '.join(targets)}: "
         f"estimated {fmt_secs(total)} of measuring, plus any building")
 
@@ -476,7 +503,11 @@ def main():
             if v in targets:
                 sh("scripts/kernel.sh", "build", v)
         # The guest payload's tests and tools too: the initramfs packs build/guest whole.
-        sh("make", "-s", "-C", "bench", "guest")
+        sh("make", "-s", "-C", "bench", f"BUILD={BUILD}", "guest")
+        # The Debian root filesystem (cached; built when its package list changed).
+        if any(getattr(s, "ROOTFS", False) for s in suites
+               if any(t in s.TARGETS for t in targets if t != "host")):
+            sh("scripts/mkrootfs.sh", stdout=subprocess.DEVNULL)
     elif any(t != "host" for t in targets) and not os.path.isdir(
             os.path.join(BUILD, "guest", "bench")):
         sys.exit("bench/run.sh: --no-build, but the guest payload is not built "
@@ -494,9 +525,12 @@ def main():
         if t == "host":
             run_host(ts, mode, records, suite_seconds[t])
         else:
-            status |= run_guest(ts, mode, t, records, est[t], suite_seconds[t])
+            for rootfs, group in boots(ts):
+                status |= run_guest(group, mode, t, records,
+                                    sum(suite_est[t][s.KEY] for s in group),
+                                    suite_seconds[t], rootfs)
         seconds[t] = time.monotonic() - t1
-        boot = GUEST_BOOT if t != "host" else 0
+        boot = GUEST_BOOT * nboots[t] if t != "host" else 0
         say(f"{t} done in {fmt_secs(seconds[t])} (estimated {fmt_secs(est[t] + boot)})")
     for line in run_summary(records, suite_seconds, suite_est):
         say(line)

@@ -3,11 +3,16 @@
 # Boot a built kernel under QEMU with an initramfs holding the test payload, run one
 # command in the guest, and exit with the guest command's status.
 #
-#   vm.sh [--base 6.12|7.3] [-k stock|patched] [-t SECONDS] [-l LOGDIR] [-m MEM] -- COMMAND [ARGS...]
+#   vm.sh [--base 6.12|7.3] [--rootfs] [-k stock|patched] [-t SECONDS] [-l LOGDIR] [-m MEM]
+#         -- COMMAND [ARGS...]
 #   vm.sh -h    this text
 #
 # COMMAND runs as root in the guest, with the repo's build/guest payload at /mmext
-# (PATH includes /mmext/bin), and the base's selftests at /mmext/kselftest. --base (or
+# (PATH includes /mmext/bin), and the base's selftests at /mmext/kselftest. --rootfs
+# runs it in a Debian 12 userland instead of the initramfs's busybox: the root
+# filesystem image of scripts/mkrootfs.sh (built on first use, then cached) on a virtio
+# disk, written through a throwaway overlay, with the same payload, results channel
+# and checks. --base (or
 # MMEXT_BASE) picks the kernel base, 6.12 by default. DEBUG=1 boots the *-debug build,
 # BENCH=1 the *-bench one, DISTRO=1 the one from Debian's configuration
 # (*-distro[-debug]). MMEXT_ACCEL=kvm|tcg forces the accelerator; otherwise KVM is
@@ -19,8 +24,12 @@ set -euo pipefail
 if [ "${1:-}" = --base ]; then export MMEXT_BASE=${2:?--base needs 6.12 or 7.3}; shift 2; fi
 . "$(dirname "$0")/lib.sh"
 
-kernel=patched timeout=1800 logdir="" mem=3G
+kernel=patched timeout=1800 logdir="" mem=3G rootfs=""
 [ "${1:-}" = --help ] && usage 0
+if [ "${1:-}" = --rootfs ]; then
+	rootfs=$("$MMEXT_ROOT/scripts/mkrootfs.sh") || die "no root filesystem image"
+	shift
+fi
 while getopts "hk:t:l:m:" o; do
 	case $o in
 	k) kernel=$OPTARG ;; t) timeout=$OPTARG ;; l) logdir=$OPTARG ;; m) mem=$OPTARG ;;
@@ -76,12 +85,20 @@ numa_args=(-object "memory-backend-ram,id=m0,size=${node_mb}M"
 	   -object "memory-backend-ram,id=m1,size=$((mem_mb - node_mb))M"
 	   -numa node,nodeid=0,cpus=0,memdev=m0 -numa node,nodeid=1,cpus=1,memdev=m1)
 
-say "booting $v ($accel, $mem, timeout ${timeout}s): $*"
+disk_args=() root_arg=""
+if [ -n "$rootfs" ]; then
+	# snapshot=on: the guest's writes go to a temporary overlay, the cached image
+	# stays as built for the next boot.
+	disk_args=(-drive "file=$rootfs,format=raw,if=virtio,snapshot=on")
+	root_arg=" mmext.root=/dev/vda"
+fi
+
+say "booting $v ($accel, $mem, timeout ${timeout}s${rootfs:+, root $(basename "$rootfs")}): $*"
 rc=0
 timeout --foreground -k 5 "$timeout" qemu-system-x86_64 "${accel_args[@]}" -smp 2,sockets=2,cores=1,threads=1 -m "$mem" "${numa_args[@]}" \
 	-nographic -no-reboot -monitor none -nic none \
-	-kernel "$image" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 loglevel=6 log_buf_len=4M printk.devkmsg=on brd.rd_nr=3 brd.rd_size=524288" \
+	-kernel "$image" -initrd "$initrd" "${disk_args[@]}" \
+	-append "console=ttyS0 panic=-1 loglevel=6 log_buf_len=4M printk.devkmsg=on brd.rd_nr=3 brd.rd_size=524288$root_arg" \
 	-serial stdio -serial "file:$logdir/channel.raw" \
 	< /dev/null > >(tee "$logdir/console.log" | sed -u 's/\r$//' >&2) || rc=$?
 sleep 0.2

@@ -15,4 +15,5 @@ SUITES = [
     "cow_pte",
     "write_tracking",
     "maps_command",
+    "real_programs",
 ]

@@ -7,9 +7,13 @@ A suite module gives bench/runner.py:
                          the name --only takes
   TITLE                  the report section's heading, led by the feature's name
   TARGETS                which of host/stock/patched it runs on
-  runs(mode, target)     [(label, argv)]: argv[0] a program of build/bench
+  runs(mode, target)     [(label, argv)]: argv[0] a program (or script) of build/bench
   estimate(mode, target) seconds of measuring, for the up-front estimate
   guest_mem(mode)        optional: GiB the guest needs (default 3)
+  ROOTFS                 optional: True to run in a guest on the Debian root filesystem
+                         (scripts/vm.sh --rootfs), booted apart from the others
+  QUICK                  optional: False when the suite does not fit a quick run, which
+                         then leaves it out unless --only names it
   report(ctx)            the Markdown section (ctx: see runner.Context)
   LONGER                 set by the runner (--longer N, default 1): a suite whose cases
                          are bounded in time measures N times longer

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Unit checks of the benchmark runner (bench/runner.py), its paired statistics, the
-reports of the anon_names, lockless_maps and cow_pte suites and the goals of
-write_tracking and maps_command. No kernel, guest or benchmark run needed. The lint tier
+reports of the anon_names, lockless_maps, cow_pte and real_programs suites and the goals
+of write_tracking and maps_command. No kernel, guest or benchmark run needed. The lint tier
 runs them (tests/lint.sh); by hand: /usr/bin/python3 tests/bench/test_runner.py"""
 
 import math
@@ -17,7 +17,7 @@ sys.path.insert(0, BENCH)
 import pairstats  # noqa: E402
 import runner  # noqa: E402
 from suites import SUITES, anon_names, cow_pte, lockless_maps  # noqa: E402
-from suites import maps_command, write_tracking  # noqa: E402
+from suites import maps_command, real_programs, write_tracking  # noqa: E402
 import importlib  # noqa: E402
 
 
@@ -379,13 +379,96 @@ class CowPteReport(SuiteReport):
         self.assertLess(cow_pte.estimate("quick", "patched"), 36)
 
 
+def real_records(ratio, pairs=1, same=True):
+    """real_programs records: plain medians of 1 and COW medians of ratio[group]; execs
+    plain 10. pairs > 1 adds paired records with that many pairs."""
+    recs = []
+    for g, r in ratio.items():
+        base = 10.0 if g == "execs" else 1.0
+        for backend, v in (("plain", base), ("cow_pte", base * r)):
+            recs.append(dict(target="patched", suite="real_programs", group=g,
+                             backend=backend, median=v, runs=pairs))
+        if pairs > 1:
+            recs.append(dict(target="patched", suite="real_programs", group="pairs",
+                             case="regression", measure=g, a=[base] * pairs,
+                             b=[base * r] * pairs))
+    recs.append(dict(target="patched", suite="real_programs", group="rdb", case="checksum",
+                     sum="1-2-3", same=same, saves_ok=True, digests_same=True, runs=2,
+                     digest_plain="ab", digest_cow="ab"))
+    return recs
+
+
+class RealProgramsReport(SuiteReport):
+    SUITE = real_programs
+    GOOD = {"fork": 0.05, "lat-p999": 0.9, "rss-sum-peak": 1.0, "used-peak": 0.8,
+            "execs": 6.0}
+
+    def verdicts(self, md):
+        rows = md.split("| goal |")[1].splitlines()[2:7]
+        return [r.rsplit("|", 2)[1].strip() for r in rows]
+
+    def test_point_estimates(self):
+        v = self.verdicts(self.render(real_records(self.GOOD)))
+        self.assertTrue(all(x.startswith("met on the point estimate (1 pair:") for x in v), v)
+        bad = dict(self.GOOD, fork=0.5, execs=2.0)
+        v = self.verdicts(self.render(real_records(bad)))
+        self.assertTrue(v[0].startswith("**NOT met**") and v[4].startswith("**NOT met**"), v)
+
+    def test_no_growth_is_met(self):
+        # COW's memory did not grow at all during the save: a ratio of 0 or less.
+        v = self.verdicts(self.render(real_records(dict(self.GOOD, **{"used-peak": -0.5}))))
+        self.assertTrue(v[3].startswith("met on the point estimate"), v)
+
+    def test_paired(self):
+        # Identical pairs: a zero-width interval, on the goal's side.
+        v = self.verdicts(self.render(real_records(self.GOOD, pairs=pairstats.MIN_PAIRS)))
+        self.assertEqual(v, ["met"] * 5)
+
+    def test_rdb_and_skips(self):
+        md = self.render(real_records(self.GOOD, same=False))
+        self.assertIn("**NOT identical**", md)
+        md = self.render([dict(target="patched", suite="real_programs", group="afl",
+                               case="unavailable", reason="no afl-fuzz here")])
+        self.assertIn("AFL++: SKIP: no afl-fuzz here", md)
+        self.assertIn("not measured", md)
+
+    def test_runs_and_plan(self):
+        self.assertTrue(real_programs.ROOTFS)
+        self.assertFalse(real_programs.QUICK)
+        for mode in ("quick", "full"):
+            argv = dict(real_programs.runs(mode, "patched"))
+            redis = next(a for label, a in argv.items() if label.startswith("redis"))
+            # About 1 GiB of data, the size the goals are set at.
+            keys, size = (int(redis[redis.index(o) + 1]) for o in ("--keys", "--size"))
+            self.assertAlmostEqual(keys * size / (1 << 30), 1, delta=0.1)
+
+
 class Runner(unittest.TestCase):
     def suites(self):
         return [importlib.import_module("suites." + n) for n in SUITES]
 
     def total(self, mode):
-        return (sum(s.estimate(mode, t) for s in self.suites() for t in runner.TARGETS
-                    if t in s.TARGETS) + 2 * runner.GUEST_BOOT)
+        # What bench/run.sh [--quick] runs without --only, one boot per root filesystem.
+        suites = self.suites()
+        if mode == "quick":
+            suites = runner.quick_suites(suites)
+        return (sum(s.estimate(mode, t) for s in suites for t in runner.TARGETS
+                    if t in s.TARGETS) +
+                runner.GUEST_BOOT * sum(len(runner.boots([s for s in suites if t in s.TARGETS]))
+                                        for t in runner.TARGETS if t != "host"))
+
+    def test_boots(self):
+        # Suites on the Debian root get a boot of their own, after the initramfs one.
+        got = runner.boots(self.suites())
+        self.assertEqual([r for r, _ in got], [False, True])
+        self.assertIn(real_programs, got[1][1])
+        self.assertNotIn(real_programs, got[0][1])
+        self.assertEqual(runner.boots([cow_pte]), [(False, [cow_pte])])
+
+    def test_quick_leaves_out_long_suites(self):
+        keys = [s.KEY for s in runner.quick_suites(self.suites())]
+        self.assertNotIn("real_programs", keys)
+        self.assertIn("cow_pte", keys)
 
     def test_quick_fits(self):
         # The quick mode's limit is 10 minutes; the plan aims at about 7 of measuring (the
@@ -417,7 +500,8 @@ class Runner(unittest.TestCase):
             for mode in ("quick", "full"):
                 for t in s.TARGETS:
                     for label, argv in s.runs(mode, t):
-                        self.assertTrue(os.path.exists(os.path.join(BENCH, argv[0] + ".c")),
+                        self.assertTrue(os.path.exists(os.path.join(BENCH, argv[0] + ".c")) or
+                                        os.access(os.path.join(BENCH, argv[0]), os.X_OK),
                                         f"{s.KEY}: {argv[0]}")
                         self.assertTrue(all(isinstance(a, str) for a in argv))
 

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Build the guest's Debian 12 root filesystem as an ext2 image from packages: Debian's
+# essential set plus scripts/rootfs-packages.txt, from the host's own Debian sources,
+# so the guest has the host's libraries (host-built programs run in it unchanged).
+# The image is cached in build/rootfs/ under a hash of the package list and this
+# script: rebuilt only when one of them changes. Prints the image's path.
+#
+#   mkrootfs.sh [-f]    -f: rebuild even when the cached image is current
+#   mkrootfs.sh -h      this text
+#
+# Needs root and mmdebstrap (scripts/deps.sh). scripts/vm.sh --rootfs boots it.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+force=0
+case ${1:-} in
+-h|--help) usage 0 ;;
+-f) force=1 ;;
+'') ;;
+*) usage ;;
+esac
+
+list=$MMEXT_ROOT/scripts/rootfs-packages.txt
+dir=$MMEXT_BUILD/rootfs
+hash=$(cat "$list" "$0" | sha256sum | cut -c1-16)
+img=$dir/debian-12-$hash.ext2
+if [ -f "$img" ] && [ $force = 0 ]; then
+	echo "$img"
+	exit 0
+fi
+command -v mmdebstrap > /dev/null || die "mmdebstrap missing: run scripts/deps.sh"
+[ "$(id -u)" = 0 ] || die "building the root filesystem needs root (dpkg in a chroot)"
+
+pkgs=$(sed -e 's/#.*//' "$list" | xargs | tr ' ' ,)
+# The host's enabled Debian 12 sources: the same archive and security updates.
+sources=()
+for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+	[ -f "$f" ] && grep -q bookworm "$f" && sources+=("$f")
+done
+[ ${#sources[@]} -gt 0 ] || die "no Debian 12 (bookworm) apt sources on this host"
+
+mkdir -p "$dir"
+tree=$(mktemp -d "$dir/tree.XXXXXX")
+trap 'rm -rf "$tree" "$img.tmp"' EXIT
+say "building the Debian 12 root filesystem ($pkgs)"
+t0=$SECONDS
+# Documentation, manuals and translations are dropped: nothing in a guest reads them.
+# /mmext is where the guest's init mounts the payload.
+mmdebstrap --mode=root --variant=essential --include="$pkgs" \
+	--dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
+	--dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
+	--dpkgopt='path-exclude=/usr/share/info/*' \
+	--customize-hook='mkdir -p "$1/mmext" && echo mmext-guest > "$1/etc/hostname"' \
+	bookworm "$tree" "${sources[@]}" >&2
+# Room beside the packages for what benchmarks write (Redis dumps, fuzzer queues); the
+# image file is sparse, so the free space costs no disk.
+used_mb=$(du -sm "$tree" | cut -f1)
+size_mb=$((used_mb * 5 / 4 + 2048))
+rm -f "$img.tmp"
+mke2fs -q -t ext2 -L mmext-root -d "$tree" "$img.tmp" "${size_mb}M"
+rm -f "$dir"/debian-12-*.ext2
+mv "$img.tmp" "$img"
+say "built $img in $((SECONDS - t0)) s: $used_mb MiB of files, ${size_mb} MiB image," \
+    "$(du -sm "$img" | cut -f1) MiB on disk"
+echo "$img"
