@@ -23,6 +23,7 @@ int cmd_probe(int argc, char **argv);
 int cmd_maps(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 /*
  * Print "mmext CMD: MESSAGE" and the usage hint on stderr; returns EXIT_USAGE so

@@ -12,6 +12,7 @@ static const struct cli_cmd cmds[] = {
 	{ "maps", cmd_maps, "list the VMAs of a process (pmap/showmap-like)" },
 	{ "query", cmd_query, "show the VMA at each address of a process" },
 	{ "watch", cmd_watch, "show write watch tracking a writer thread's pages" },
+	{ "run", cmd_run, "execute a command with COW page tables, which it passes on" },
 };
 
 static void usage(FILE *f)
@@ -23,7 +24,8 @@ static void usage(FILE *f)
 		fprintf(f, "  %-6s %s\n", cmds[i].name, cmds[i].summary);
 	fprintf(f, "  %-6s %s\n", "help", "this text, or with COMMAND that command's");
 	fprintf(f, "\n'mmext help COMMAND' describes a command. Exit status: 0 success,\n"
-		   "1 runtime error (no such process, permission denied, ...), 2 usage error.\n");
+		   "1 runtime error (no such process, permission denied, ...), 2 usage error;\n"
+		   "run exits with its command's status, or 125, 126, 127 as env(1) does.\n");
 }
 
 /* What went to stdout must have arrived: a full disk or a closed pipe is a failure. */

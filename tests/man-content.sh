@@ -60,7 +60,7 @@ declare -A passed=(
 	[mmext_ww.3]="E2BIG EACCES EPERM ENOSYS EMFILE ENFILE"
 	[mmext_pattern.3]="E2BIG EMFILE ENFILE"
 	[mmext_names.3]="ESRCH EACCES EPERM ENOENT EBADF ENOMEM EMFILE ENFILE"
-	[mmext_fork.3]="E2BIG EAGAIN ENOMEM"
+	[mmext_fork.3]="E2BIG EAGAIN ENOMEM EPERM"
 	[mmext_probe.3]="EINVAL"
 	[mmext_version.3]=""
 )

@@ -60,3 +60,30 @@ MMEXT_API pid_t mmext_fork(const struct mmext_fork_opts *opts, int *method)
 		*method = how;
 	return pid;
 }
+
+MMEXT_API int mmext_cow_pte_set(int on)
+{
+	long opt;
+	int ret;
+
+	if (on != 0 && on != 1)
+		return -EINVAL;
+	ret = cow_pte_option(&opt);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&cow_lock);
+	ret = prctl(opt, on, 0, 0, 0) ? -errno : 0;
+	pthread_mutex_unlock(&cow_lock);
+	return ret;
+}
+
+MMEXT_API int mmext_cow_pte_get(void)
+{
+	long opt;
+	int ret = cow_pte_option(&opt);
+
+	if (ret)
+		return ret;
+	ret = prctl(opt, 2, 0, 0, 0);
+	return ret < 0 ? -errno : ret;
+}

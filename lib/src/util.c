@@ -15,7 +15,7 @@
 
 MMEXT_API const char *mmext_version(void)
 {
-	return "0.2";
+	return "0.3";
 }
 
 int mmext__opts_check(const void *opts, size_t known)

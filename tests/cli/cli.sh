@@ -44,7 +44,7 @@ for c in probe maps query watch; do
 done
 check "mmext -V prints the version" 'run 0 -V && grep -q "^mmext [0-9.]* (libmmext [0-9.]*)$" "$tmp/out"'
 check "mmext help lists the commands" 'run 0 help && grep -q "^  maps " "$tmp/out"'
-for c in probe maps query watch; do
+for c in probe maps query watch run; do
 	check "mmext help $c is $c --help" "run 0 help $c && \"\$M\" $c --help | cmp -s - \"\$tmp/out\""
 done
 check "mmext help of an unknown command is a usage error" 'usage_err help no-such-command'
@@ -54,7 +54,10 @@ complete_words() { # WORD...: COMPREPLY, sorted, on one line
 	(. "$dir/mmext.bash-completion" && COMP_WORDS=("$M" "$@") COMP_CWORD=$# && _mmext &&
 	 printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " ")
 }
-check "completion: commands" '[ "$(complete_words "")" = "--help --version -V -h help maps probe query watch " ]'
+check "completion: commands" '[ "$(complete_words "")" = "--help --version -V -h help maps probe query run watch " ]'
+check "completion: run's options, then a command, then files" '
+	[ "$(complete_words run --c)" = "--cow-pte " ] && complete_words run --cow-pte -- tru | grep -qw true &&
+	complete_words run tru | grep -qw true && [ "$(complete_words run -- true "$dir/cli.s")" = "$dir/cli.sh " ]'
 check "completion: a command from its prefix, after help too" '[ "$(complete_words ma)" = "maps " ] && [ "$(complete_words help w)" = "watch " ]'
 check "completion: a command's options from its --help" '[ "$(complete_words maps --ro)" = "--rollup " ] && [ "$(complete_words watch --pa)" = "--pages --pattern " ]'
 check "completion: backends per command" '[ "$(complete_words maps --backend "")" = "auto ioctl text " ] && [ "$(complete_words watch -b p)" = "pagemap_scan " ]'
@@ -280,6 +283,58 @@ done
 check "maps --json: a newline in a path is a newline, from both backends" 'grep -q "new\\\\u000aline" "$tmp/names-text" && cmp -s "$tmp/names-text" "$tmp/names-ioctl"'
 check "maps: both backends show the same names" 'grep -q "new\\\\012line" "$tmp/text-text" && cmp -s "$tmp/text-text" "$tmp/text-ioctl"'
 check "query: both backends show the same names" 'grep -q "back\\\\134slash" "$tmp/query-text" && cmp -s "$tmp/query-text" "$tmp/query-ioctl"'
+
+# --- run ---
+# As env(1): COMMAND's status, 125 for run's own failures (usage too), 126, 127.
+run_usage() { run 125 run "$@" && grep -q "Try 'mmext run --help'" "$tmp/err" && [ ! -s "$tmp/out" ]; }
+check "run --help" 'run 0 run --help && grep -q "^Usage: mmext run" "$tmp/out"'
+check "run: COMMAND's status and output" 'run 3 run -- sh -c "echo out; exit 3" && [ "$(cat "$tmp/out")" = out ]'
+check "run: options after COMMAND are COMMAND's" 'run 0 run echo --cow-pte && [ "$(cat "$tmp/out")" = --cow-pte ]'
+check "run: COMMAND not found: exit 127" 'run 127 run -- /nonexistent/command && grep -q "^mmext run: .*/nonexistent/command.*: No such file or directory$" "$tmp/err"'
+check "run: COMMAND not in PATH: exit 127" 'run 127 run no-such-command-here'
+check "run: COMMAND that cannot be executed: exit 126" 'run 126 run -- "$tmp" && grep -q "Permission denied" "$tmp/err"'
+check "run without COMMAND: exit 125" 'run_usage && grep -q "no COMMAND given" "$tmp/err"'
+check "run -- without COMMAND: exit 125" 'run_usage --'
+check "run with an unknown option: exit 125" 'run_usage --no-such-option true && grep -q "unknown option" "$tmp/err"'
+check "run --cow-pte --no-cow-pte: exit 125" 'run_usage --cow-pte --no-cow-pte true'
+check "run --no-cow-pte: COMMAND runs, on every kernel" 'run 0 run --no-cow-pte -- echo ran && [ "$(cat "$tmp/out")" = ran ]'
+enabled=/sys/kernel/mm/cow_pte/enabled
+# The debug kernels' switch that makes every fork share, whatever the setting.
+forced=$(cat /sys/kernel/mm/cow_pte/force_all 2>/dev/null || echo 0)
+if ! has cow_pte; then
+	check "run --cow-pte without the feature: exit 125 with the reason, COMMAND not run" '
+		run 125 run --cow-pte -- echo ran && [ ! -s "$tmp/out" ] &&
+		grep -q "^mmext run: --cow-pte: no COW page tables: .*needs the mmext cow_pte patch" "$tmp/err"'
+	skp "run --cow-pte: COMMAND has it and its forks share page tables" "cow_pte absent: $mmext_probe_line"
+elif [ "$forced" != 0 ]; then
+	skp "run --cow-pte: COMMAND has it and its forks share page tables" "$(dirname $enabled)/force_all is on"
+else
+	check "without run: the setting is off and forks share nothing" '"$H" cowpte > "$tmp/out" && [ "$(cat "$tmp/out")" = "on 0 shared 0" ]'
+	check "run --cow-pte: COMMAND has it and its forks share page tables" '
+		run 0 run --cow-pte -- "$H" cowpte && [ "$(cat "$tmp/out")" = "on 1 shared 1" ]'
+	check "run --cow-pte: so do the programs COMMAND starts" '
+		run 5 run --cow-pte -- sh -c "\"$H\" cowpte; exit 5" && [ "$(cat "$tmp/out")" = "on 1 shared 1" ]'
+	check "run --no-cow-pte: an inherited setting off again" '
+		run 0 run --cow-pte -- "$M" run --no-cow-pte -- "$H" cowpte && [ "$(cat "$tmp/out")" = "on 0 shared 0" ]'
+	if [ "$(id -u)" = 0 ] && [ -w "$enabled" ]; then
+		saved=$(cat "$enabled")
+		echo 1 > "$enabled"
+		"$H" asuser 65534 "$M" run --cow-pte -- echo ran > "$tmp/out" 2> "$tmp/err"
+		rc=$?
+		if [ $rc = 77 ]; then
+			skp "run --cow-pte without CAP_IPC_LOCK (enabled 1): exit 125, why" "cannot run mmext as nobody: $(head -1 "$tmp/err")"
+		else
+			check "run --cow-pte without CAP_IPC_LOCK (enabled 1): exit 125, why" '
+				[ $rc = 125 ] && [ ! -s "$tmp/out" ] && grep -q "^mmext run: --cow-pte: only processes with CAP_IPC_LOCK may turn them on" "$tmp/err"'
+		fi
+		echo 0 > "$enabled"
+		check "run --cow-pte when turned off (enabled 0): exit 125, why" '
+			run 125 run --cow-pte -- echo ran && [ ! -s "$tmp/out" ] && grep -q "turned off for everyone" "$tmp/err"'
+		echo "$saved" > "$enabled"
+	else
+		skp "run --cow-pte refused by $enabled: exit 125, why" "needs root"
+	fi
+fi
 
 # --- output that cannot be written ---
 for a in "--help" "--version" "probe" "probe --json" "maps self" "maps --json self" \

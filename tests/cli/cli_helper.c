@@ -27,6 +27,10 @@
  *   cli_helper closedpipe CMD [ARGS...]
  *       Run CMD with stdout a pipe whose reader has gone and SIGPIPE at its default, as
  *       a shell does; exits as CMD did (128 + N for signal N).
+ *   cli_helper cowpte
+ *       Print "on N shared S": N is what prctl(PR_COW_PTE_GET) says ("-" without the
+ *       feature), S is 1 when a child of the helper shares the page tables of 16 MiB
+ *       it filled (its VmPTE is below the helper's by the tables' 32 KiB), else 0.
  */
 #include <ctype.h>
 #include <fcntl.h>
@@ -37,6 +41,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -418,6 +423,63 @@ static int closedpipe_main(int argc, char **argv)
 	return exit_status(status);
 }
 
+/* "VmPTE:" of /proc/PID/status in kB, -1 if absent. */
+static long vmpte_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmPTE:", 6))
+			kb = atol(line + 6);
+	fclose(f);
+	return kb;
+}
+
+static int cowpte_main(void)
+{
+	const unsigned long pmd = 2UL << 20, len = 8 * pmd;
+	FILE *f = fopen("/sys/kernel/mm/cow_pte/prctl_option", "r");
+	long opt = -1, on = -1;
+	int status, shared;
+	char *raw, *a;
+	pid_t child;
+
+	if (f) {
+		if (fscanf(f, "%ld", &opt) != 1)
+			opt = -1;
+		fclose(f);
+	}
+	if (opt >= 0)
+		on = prctl(opt, 2, 0, 0, 0);
+	/* 8 whole PTE tables of 4 KiB pages. */
+	raw = mmap(NULL, len + pmd, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (raw == MAP_FAILED)
+		return 1;
+	a = (char *)(((unsigned long)raw + pmd - 1) & ~(pmd - 1));
+	madvise(a, len, MADV_NOHUGEPAGE);
+	memset(a, 1, len);
+	child = fork();
+	if (child == 0) {
+		long mine = vmpte_kb(getpid()), parent = vmpte_kb(getppid());
+
+		_exit(mine >= 0 && parent >= 0 && mine <= parent - 32 ? 0 : 1);
+	}
+	if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status))
+		return 1;
+	shared = WEXITSTATUS(status) == 0;
+	if (on < 0)
+		printf("on - shared %d\n", shared);
+	else
+		printf("on %ld shared %d\n", on, shared);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "json"))
@@ -434,7 +496,10 @@ int main(int argc, char **argv)
 		return hold_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "closedpipe"))
 		return closedpipe_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "cowpte"))
+		return cowpte_main();
 	fprintf(stderr, "usage: cli_helper json [-n KEY]... [-l KEY] | asuser UID CMD... | "
-		"midexit NVMAS CMD... | zombie | dirty NPAGES | hold FILE... | closedpipe CMD...\n");
+		"midexit NVMAS CMD... | zombie | dirty NPAGES | hold FILE... | closedpipe CMD... | "
+		"cowpte\n");
 	return 2;
 }

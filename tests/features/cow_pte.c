@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/prctl.h>
+#include <sys/auxv.h>
 #include <sys/wait.h>
 
 #include <linux/fs.h>
@@ -305,6 +306,170 @@ TEST(enabled)
 	EXPECT_EQ(1, prctl(opt, 2, 0, 0, 0));		/* set before: unchanged */
 	EXPECT_EQ(0, prctl(opt, 0, 0, 0, 0));
 	ASSERT_EQ(0, sysfs_write("enabled", saved == 0 ? "0" : saved == 1 ? "1" : "2"));
+}
+
+/*
+ * execve() keeps the setting, so that a wrapper can opt in for a program that
+ * knows nothing of the prctl; an execve() that changes privileges clears it.
+ * The tests execute this program again with EXEC_ARG; it reports, in its exit
+ * status, EXEC_ON if PR_COW_PTE_GET says 1, EXEC_SHARED if a child of its own
+ * shares the tables of an area it filled, EXEC_SECURE if AT_SECURE is set;
+ * 100 and up when something failed.
+ */
+#define EXEC_ARG	"--exec-report"
+#define EXEC_ON		1
+#define EXEC_SHARED	2
+#define EXEC_SECURE	4
+
+/* In a child of the executed program: 0 if it shares the area's tables, 1 if not. */
+static int child_shares_tables(char *area)
+{
+	long pte = status_kb(0, "VmPTE:");
+	long ppte = status_kb(getppid(), "VmPTE:");
+
+	if (pte < 0 || ppte < 0 || check(area, AREA, 1) >= 0)
+		return 10;
+	return pte > ppte - TABLES * 4;
+}
+
+static int exec_report(void)
+{
+	long opt = cow_option();
+	int on, st, ret = 0;
+	char *area;
+
+	if (opt < 0)
+		return 100;
+	on = prctl(opt, 2, 0, 0, 0);
+	if (on < 0)
+		return 101;
+	/*
+	 * The child reads VmPTE through stdio: if its malloc() made the first
+	 * heap here, the heap's new page table would be counted against sharing.
+	 */
+	if (status_kb(0, "VmPTE:") < 0)
+		return 104;
+	area = map_area();
+	if (!area)
+		return 102;
+	fill(area, AREA, 1);
+	st = in_child(child_shares_tables, area);
+	if (st > 1)
+		return 103;
+	if (on)
+		ret |= EXEC_ON;
+	if (!st)
+		ret |= EXEC_SHARED;
+	if (getauxval(AT_SECURE))
+		ret |= EXEC_SECURE;
+	return ret;
+}
+
+/*
+ * Fork; in the child set the option to on (as root), drop to nobody if
+ * as_nobody, and execute path; the report, or -1.
+ */
+static int exec_and_report(long opt, int on, bool as_nobody, const char *path)
+{
+	int st;
+	pid_t pid = fork();
+
+	if (!pid) {
+		if (prctl(opt, on, 0, 0, 0))
+			_exit(110);
+		if (as_nobody && (setgid(65534) || setuid(65534)))
+			_exit(111);
+		execl(path, path, EXEC_ARG, (char *)NULL);
+		_exit(112);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/* execve() keeps the setting either way, and the program's forks follow it. */
+TEST(exec_keeps)
+{
+	long opt;
+
+	NEED_COW_PTE(opt);
+	EXPECT_EQ(EXEC_ON | EXEC_SHARED, exec_and_report(opt, 1, false, "/proc/self/exe"));
+	EXPECT_EQ(0, exec_and_report(opt, 0, false, "/proc/self/exe"));
+	EXPECT_EQ(0, prctl(opt, 2, 0, 0, 0));
+}
+
+/*
+ * The capability is checked when opting in: a program executed without
+ * CAP_IPC_LOCK keeps the setting, as a child that drops it does.
+ */
+TEST(exec_without_capability)
+{
+	long opt, saved;
+
+	NEED_COW_PTE(opt);
+	if (geteuid())
+		SKIP(return, "needs root");
+	saved = sysfs_long("enabled", -1);
+	ASSERT_EQ(0, sysfs_write("enabled", "1"));
+	EXPECT_EQ(EXEC_ON | EXEC_SHARED, exec_and_report(opt, 1, true, "/proc/self/exe"));
+	ASSERT_EQ(0, sysfs_write("enabled", saved == 0 ? "0" : saved == 1 ? "1" : "2"));
+}
+
+/* A copy of this program, set-user-ID or set-group-ID nobody; "" if none could be made. */
+static void setid_copy(char *path, size_t size, mode_t mode)
+{
+	char buf[65536];
+	ssize_t n;
+	int in, out;
+
+	snprintf(path, size, "/tmp/cow_pte_setid.XXXXXX");
+	out = mkstemp(path);
+	in = open("/proc/self/exe", O_RDONLY);
+	if (out < 0 || in < 0)
+		goto fail;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n)
+			goto fail;
+	if (n < 0 || fchown(out, 65534, 65534) || fchmod(out, mode))
+		goto fail;
+	close(in);
+	close(out);
+	return;
+fail:
+	if (out >= 0) {
+		close(out);
+		unlink(path);
+	}
+	if (in >= 0)
+		close(in);
+	path[0] = 0;
+}
+
+/*
+ * An execve() that changes privileges clears the setting: who set it may be
+ * less privileged than the program, which did not ask for it.
+ */
+TEST(exec_setid_clears)
+{
+	static const mode_t modes[] = { S_ISUID | 0755, S_ISGID | 0755 };
+	char path[64];
+	long opt;
+	int i, r;
+
+	NEED_COW_PTE(opt);
+	if (geteuid())
+		SKIP(return, "needs root (to make a set-user-ID copy of the test)");
+	for (i = 0; i < 2; i++) {
+		setid_copy(path, sizeof(path), modes[i]);
+		ASSERT_NE(0, path[0]);
+		r = exec_and_report(opt, 1, false, path);
+		unlink(path);
+		if (r >= 0 && r < 100 && !(r & EXEC_SECURE))
+			SKIP(return, "the set-ID bit had no effect (nosuid /tmp?)");
+		/* Not on, and so not shared, in the program and its children. */
+		EXPECT_EQ(EXEC_SECURE, r) TH_LOG("%s: report %d",
+						 i ? "set-group-ID" : "set-user-ID", r);
+	}
 }
 
 /*
@@ -1410,4 +1575,9 @@ TEST_F_TIMEOUT(cow, stress, 600)
 	EXPECT_EQ(-1, check(self->area, AREA, 1));
 }
 
-TEST_HARNESS_MAIN
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], EXEC_ARG))
+		return exec_report();
+	return test_harness_run(argc, argv);
+}

@@ -2,6 +2,8 @@
 /*
  * mmext_fork(): the child is a real fork with private memory, the method is
  * reported in both processes and matches the probe, and the flags are checked.
+ * mmext_cow_pte_set()/get(): the setting, which children inherit and which
+ * mmext_fork() leaves on.
  */
 #include "helpers.h"
 #include "harness.h"
@@ -98,6 +100,44 @@ TEST(bad_options)
 	big.o.sz = 4;
 	EXPECT_EQ(-EINVAL, mmext_fork(&big.o, &method));
 	EXPECT_EQ(0, method);
+}
+
+TEST(cow_pte_setting)
+{
+	int method = 0, status;
+	pid_t pid;
+
+	EXPECT_EQ(-EINVAL, mmext_cow_pte_set(2));
+	EXPECT_EQ(-EINVAL, mmext_cow_pte_set(-1));
+	if (expected_method() != MMEXT_FORK_COW_PTE) {
+		EXPECT_EQ(-EOPNOTSUPP, mmext_cow_pte_get());
+		EXPECT_EQ(-EOPNOTSUPP, mmext_cow_pte_set(1));
+		EXPECT_EQ(-EOPNOTSUPP, mmext_cow_pte_set(0));
+		return;
+	}
+	EXPECT_EQ(0, mmext_cow_pte_get());
+	if (mmext_cow_pte_set(1) == -EPERM)
+		SKIP(return, "/sys/kernel/mm/cow_pte/enabled does not let this process opt in");
+	EXPECT_EQ(1, mmext_cow_pte_get());
+	/* A child inherits it; mmext_fork() leaves it on in both processes. */
+	pid = mmext_fork(NULL, &method);
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		_exit(mmext_cow_pte_get() == 1 ? 0 : 1);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_EQ(MMEXT_FORK_COW_PTE, method);
+	EXPECT_EQ(1, mmext_cow_pte_get());
+	EXPECT_EQ(0, mmext_cow_pte_set(0));
+	EXPECT_EQ(0, mmext_cow_pte_get());
+	/* mmext_fork() turns it on for its fork only. */
+	pid = mmext_fork(NULL, &method);
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		_exit(mmext_cow_pte_get() == 0 ? 0 : 1);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_EQ(0, mmext_cow_pte_get());
 }
 
 TEST_HARNESS_MAIN
