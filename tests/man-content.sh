@@ -79,14 +79,14 @@ done
 
 # EXAMPLES of the library and system call pages compile against today's headers: each
 # fragment becomes the body of a function whose parameters are the names the fragments
-# take as given (pid, buf, len, nr) and run_child(), declared; a block of its own, so that
+# take as given (pid, buf, len, nr, argv) and run_child(), declared; a block of its own, so that
 # a fragment may declare those names itself.
 for page in man/*.[23]; do
 	{
 		printf '#define _GNU_SOURCE\n#include <inttypes.h>\n#include <stdio.h>\n#include <stdlib.h>\n'
 		printf '#include <string.h>\n#include <unistd.h>\n#include <sys/mman.h>\n#include <sys/syscall.h>\n'
 		printf '#include <mmext/%s.h>\n' common fork names pattern probe uapi vma writewatch
-		printf 'int run_child(void);\nint example(pid_t pid, void *buf, size_t len, long nr)\n{\n{\n'
+		printf 'int run_child(void);\nint example(pid_t pid, void *buf, size_t len, long nr, char **argv)\n{\n{\n'
 		section "$page" EXAMPLES | sed -n '/^\.EX$/,/^\.EE$/p' | sed "/^\.E[XE]$/d; s/\\\\e/\\\\/g; s/\\\\-/-/g; s/\\\\(aq/'/g; s/\\\\(dq/\"/g"
 		printf '}\n\treturn 0;\n}\n'
 	} > "$tmp/example.c"
