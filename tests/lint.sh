@@ -48,7 +48,9 @@ checkpatch_series() {
 	fi
 	: > "$log"
 	while read -r p; do
-		out=$("$bin" --no-tree --terse --show-types "$@" "$q/patches/$p" 2>&1) && continue
+		# From inside the tree: checks that look at it (the header a patch should include)
+		# run too.
+		out=$(cd "$(dirname "$bin")/.." && "$bin" --terse --show-types "$@" "$q/patches/$p" 2>&1) && continue
 		left=$(echo "$out" | grep -E ': (ERROR|WARNING|CHECK):' | while read -r line; do
 			type=$(echo "$line" | sed -n 's/.*: \(ERROR\|WARNING\|CHECK\):\([A-Z_0-9]*\):.*/\2/p')
 			checkpatch_allowed "$p" "$type" || echo "$line"
