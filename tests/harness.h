@@ -369,7 +369,8 @@ static inline bool __harness_picked(int argc, char **argv, const char *f, const 
 	return !any;
 }
 
-static inline int __harness_main(int argc, char **argv)
+/* Runs the picked tests; named as in the kernel's harness, for tests with a main() of their own. */
+static inline int test_harness_run(int argc, char **argv)
 {
 	static const struct __harness_variant none = { .name = "" };
 	unsigned int tests = 0, cases = 0, n = 0, pass = 0, fail = 0, skip = 0;
@@ -444,7 +445,7 @@ static inline int __harness_main(int argc, char **argv)
 #define TEST_HARNESS_MAIN								\
 	int main(int argc, char **argv)							\
 	{										\
-		return __harness_main(argc, argv);					\
+		return test_harness_run(argc, argv);					\
 	}
 
 #endif /* MMEXT_TESTS_HARNESS_H */
