@@ -369,7 +369,7 @@ static inline bool __harness_picked(int argc, char **argv, const char *f, const 
 	return !any;
 }
 
-/* Runs the picked tests; named as in the kernel's harness, for tests with a main() of their own. */
+/* The runner, by the kernel harness's name, for tests with their own main(). */
 static inline int test_harness_run(int argc, char **argv)
 {
 	static const struct __harness_variant none = { .name = "" };
