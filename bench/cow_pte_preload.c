@@ -2,9 +2,8 @@
 /*
  * LD_PRELOAD shim: opt the program it is loaded into in to COW page tables before main(),
  * so that an unmodified program (redis-server, a fuzz target's fork server) forks with
- * shared page tables. The state lives until execve, which resets it: a wrapper that set
- * it and then exec'd would lose it, so the program itself must set it. bench/cowrun
- * prefers `mmext run --cow-pte --` where the CLI and kernel pass it across exec.
+ * shared page tables, on kernels whose execve() does not keep the setting. bench/cowrun
+ * prefers `mmext run --cow-pte --`, which relies on execve() keeping it.
  *
  * MMEXT_COW_PTE_LOG=FILE appends "PID COMM on|error" per process, for the benchmark to
  * check that the opt-in took (a fuzz target's output is not seen).
