@@ -77,6 +77,11 @@ static int sysfs_write(const char *name, const char *val)
 	return write_file(path, val);
 }
 
+static void restore_enabled(long saved)
+{
+	sysfs_write("enabled", saved == 0 ? "0" : saved == 1 ? "1" : "2");
+}
+
 static long cow_option(void)
 {
 	return sysfs_long("prctl_option", -1);
@@ -305,7 +310,7 @@ TEST(enabled)
 	EXPECT_EQ(EPERM, errno);
 	EXPECT_EQ(1, prctl(opt, 2, 0, 0, 0));		/* set before: unchanged */
 	EXPECT_EQ(0, prctl(opt, 0, 0, 0, 0));
-	ASSERT_EQ(0, sysfs_write("enabled", saved == 0 ? "0" : saved == 1 ? "1" : "2"));
+	restore_enabled(saved);
 }
 
 /*
@@ -365,19 +370,31 @@ static int exec_report(void)
 	return ret;
 }
 
+/* Who the child of exec_and_report() is when it opts in and when it executes. */
+enum exec_who {
+	AS_ROOT,		/* root throughout */
+	DROP_AFTER,		/* root opts in, nobody executes */
+	DROP_BEFORE,		/* nobody opts in and executes */
+};
+
 /*
- * Fork; in the child set the option to on (as root), drop to nobody if
- * as_nobody, and execute path; the report, or -1.
+ * Fork; in the child set the option to on as who says, set enabled to
+ * enabled_at_exec if not NULL, and execute path; the report, or -1.
  */
-static int exec_and_report(long opt, int on, bool as_nobody, const char *path)
+static int exec_and_report(long opt, int on, enum exec_who who,
+			   const char *enabled_at_exec, const char *path)
 {
 	int st;
 	pid_t pid = fork();
 
 	if (!pid) {
+		if (who == DROP_BEFORE && (setgid(65534) || setuid(65534)))
+			_exit(111);
 		if (prctl(opt, on, 0, 0, 0))
 			_exit(110);
-		if (as_nobody && (setgid(65534) || setuid(65534)))
+		if (enabled_at_exec && sysfs_write("enabled", enabled_at_exec))
+			_exit(113);
+		if (who == DROP_AFTER && (setgid(65534) || setuid(65534)))
 			_exit(111);
 		execl(path, path, EXEC_ARG, (char *)NULL);
 		_exit(112);
@@ -393,16 +410,17 @@ TEST(exec_keeps)
 	long opt;
 
 	NEED_COW_PTE(opt);
-	EXPECT_EQ(EXEC_ON | EXEC_SHARED, exec_and_report(opt, 1, false, "/proc/self/exe"));
-	EXPECT_EQ(0, exec_and_report(opt, 0, false, "/proc/self/exe"));
+	EXPECT_EQ(EXEC_ON | EXEC_SHARED, exec_and_report(opt, 1, AS_ROOT, NULL, "/proc/self/exe"));
+	EXPECT_EQ(0, exec_and_report(opt, 0, AS_ROOT, NULL, "/proc/self/exe"));
 	EXPECT_EQ(0, prctl(opt, 2, 0, 0, 0));
 }
 
 /*
- * The capability is checked when opting in: a program executed without
- * CAP_IPC_LOCK keeps the setting, as a child that drops it does.
+ * The policy is checked again at execve(), with the program's credentials: a
+ * privileged parent that drops CAP_IPC_LOCK hands nothing on under enabled=1,
+ * and a setting made before the administrator wrote 0 does not survive.
  */
-TEST(exec_without_capability)
+TEST(exec_rechecks_policy)
 {
 	long opt, saved;
 
@@ -411,12 +429,19 @@ TEST(exec_without_capability)
 		SKIP(return, "needs root");
 	saved = sysfs_long("enabled", -1);
 	ASSERT_EQ(0, sysfs_write("enabled", "1"));
-	EXPECT_EQ(EXEC_ON | EXEC_SHARED, exec_and_report(opt, 1, true, "/proc/self/exe"));
-	ASSERT_EQ(0, sysfs_write("enabled", saved == 0 ? "0" : saved == 1 ? "1" : "2"));
+	EXPECT_EQ(0, exec_and_report(opt, 1, DROP_AFTER, NULL, "/proc/self/exe"));
+	EXPECT_EQ(EXEC_ON | EXEC_SHARED,
+		  exec_and_report(opt, 1, AS_ROOT, NULL, "/proc/self/exe"));
+	ASSERT_EQ(0, sysfs_write("enabled", "2"));
+	EXPECT_EQ(EXEC_ON | EXEC_SHARED,
+		  exec_and_report(opt, 1, DROP_AFTER, NULL, "/proc/self/exe"));
+	EXPECT_EQ(0, exec_and_report(opt, 1, AS_ROOT, "0", "/proc/self/exe"));
+	EXPECT_EQ(0, sysfs_long("enabled", -1));
+	restore_enabled(saved);
 }
 
-/* A copy of this program, set-user-ID or set-group-ID nobody; "" if none could be made. */
-static void setid_copy(char *path, size_t size, mode_t mode)
+/* A copy of this program owned by uid, with mode; "" if none could be made. */
+static void setid_copy(char *path, size_t size, uid_t uid, mode_t mode)
 {
 	char buf[65536];
 	ssize_t n;
@@ -430,7 +455,7 @@ static void setid_copy(char *path, size_t size, mode_t mode)
 	while ((n = read(in, buf, sizeof(buf))) > 0)
 		if (write(out, buf, n) != n)
 			goto fail;
-	if (n < 0 || fchown(out, 65534, 65534) || fchmod(out, mode))
+	if (n < 0 || fchown(out, uid, uid) || fchmod(out, mode))
 		goto fail;
 	close(in);
 	close(out);
@@ -446,30 +471,46 @@ fail:
 }
 
 /*
- * An execve() that changes privileges clears the setting: who set it may be
- * less privileged than the program, which did not ask for it.
+ * An execve() that changes privileges clears the setting whatever the policy:
+ * who set it may be less privileged than the program, which did not ask for
+ * it. Root executing set-ID nobody copies, and nobody (allowed to opt in by
+ * enabled=2) executing a set-user-ID root copy.
  */
 TEST(exec_setid_clears)
 {
-	static const mode_t modes[] = { S_ISUID | 0755, S_ISGID | 0755 };
+	static const struct {
+		const char *what;
+		uid_t owner;
+		mode_t mode;
+		enum exec_who who;
+	} cases[] = {
+		{ "set-user-ID nobody", 65534, S_ISUID | 0755, AS_ROOT },
+		{ "set-group-ID nobody", 65534, S_ISGID | 0755, AS_ROOT },
+		{ "set-user-ID root from nobody", 0, S_ISUID | 0755, DROP_BEFORE },
+	};
 	char path[64];
-	long opt;
-	int i, r;
+	long opt, saved;
+	unsigned int i;
+	int r;
 
 	NEED_COW_PTE(opt);
 	if (geteuid())
 		SKIP(return, "needs root (to make a set-user-ID copy of the test)");
-	for (i = 0; i < 2; i++) {
-		setid_copy(path, sizeof(path), modes[i]);
+	saved = sysfs_long("enabled", -1);
+	ASSERT_EQ(0, sysfs_write("enabled", "2"));
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		setid_copy(path, sizeof(path), cases[i].owner, cases[i].mode);
 		ASSERT_NE(0, path[0]);
-		r = exec_and_report(opt, 1, false, path);
+		r = exec_and_report(opt, 1, cases[i].who, NULL, path);
 		unlink(path);
-		if (r >= 0 && r < 100 && !(r & EXEC_SECURE))
+		if (r >= 0 && r < 100 && !(r & EXEC_SECURE)) {
+			restore_enabled(saved);
 			SKIP(return, "the set-ID bit had no effect (nosuid /tmp?)");
+		}
 		/* Not on, and so not shared, in the program and its children. */
-		EXPECT_EQ(EXEC_SECURE, r) TH_LOG("%s: report %d",
-						 i ? "set-group-ID" : "set-user-ID", r);
+		EXPECT_EQ(EXEC_SECURE, r) TH_LOG("%s: report %d", cases[i].what, r);
 	}
+	restore_enabled(saved);
 }
 
 /*

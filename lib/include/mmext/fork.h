@@ -44,8 +44,9 @@ MMEXT_API pid_t mmext_fork(const struct mmext_fork_opts *opts, int *method);
 /*
  * The calling process's COW page-table setting, which all its forks follow (since
  * 0.3). The kernel keeps it across fork() and execve(), so a program started by a
- * process that turned it on has it without knowing of it; an execve() that changes
- * privileges (set-user-ID, set-group-ID, file capabilities) clears it.
+ * process that turned it on has it without knowing of it, unless the program could
+ * not have turned it on itself (see -EPERM below, checked with its credentials) or
+ * the execve() changes privileges (set-user-ID, set-group-ID, file capabilities).
  * mmext_cow_pte_set(1) turns it on, (0) off: 0, or -EINVAL (on is neither 0 nor
  * 1), -EOPNOTSUPP (no kernel support), -EPERM (/sys/kernel/mm/cow_pte/enabled
  * does not let this process opt in: 0 nobody, 1 with CAP_IPC_LOCK only).
