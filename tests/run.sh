@@ -232,7 +232,7 @@ for tier in $tiers; do
 	*) echo "unknown tier $tier" >&2; exit 2 ;;
 	esac
 	tally "$tier" "$out"
-	while read -r _ name; do flaky+=("$tier: $name failed once and passed on retry"); done < <(grep '^FLAKY ' "$out")
+	while read -r _ name; do flaky+=("$tier: $name failed and passed on a retry"); done < <(grep '^FLAKY ' "$out")
 	if [ $update_baseline = 1 ] && [ $tier = stock-distro ]; then
 		{
 			echo "# stock-distro $MMEXT_BASE ($MMEXT_BASE_VERSION, Debian's configuration) results of the"
