@@ -120,7 +120,7 @@ cmd_prepare() {
 		tar -xJf "$MMEXT_BASE_TARBALL" -C "$KTREE" --strip-components=1
 		git_k init -q -b "$QUEUE_BRANCH"
 		git_k config user.name "mmext developers"
-		git_k config user.email "mmext@users.noreply.a-seed-75c1d076.example"
+		git_k config user.email "devel@mmext.invalid"
 		git_k config gc.auto 0
 		# Debian's .gitignore ignores the top level (/*): add with -f, and new files too.
 		git_k add -A -f
