@@ -26,6 +26,7 @@
 #include <sys/auxv.h>
 #include <sys/wait.h>
 
+#include <linux/capability.h>
 #include <linux/fs.h>
 #include <linux/mempolicy.h>
 #include <linux/userfaultfd.h>
@@ -375,6 +376,7 @@ enum exec_who {
 	AS_ROOT,		/* root throughout */
 	DROP_AFTER,		/* root opts in, nobody executes */
 	DROP_BEFORE,		/* nobody opts in and executes */
+	DROP_BOUNDING,		/* root opts in, executes without CAP_IPC_LOCK in its bounding set */
 };
 
 /*
@@ -396,6 +398,9 @@ static int exec_and_report(long opt, int on, enum exec_who who,
 			_exit(113);
 		if (who == DROP_AFTER && (setgid(65534) || setuid(65534)))
 			_exit(111);
+		/* Still capable now; the program's credentials will not be. */
+		if (who == DROP_BOUNDING && prctl(PR_CAPBSET_DROP, CAP_IPC_LOCK, 0, 0, 0))
+			_exit(114);
 		execl(path, path, EXEC_ARG, (char *)NULL);
 		_exit(112);
 	}
@@ -407,18 +412,25 @@ static int exec_and_report(long opt, int on, enum exec_who who,
 /* execve() keeps the setting either way, and the program's forks follow it. */
 TEST(exec_keeps)
 {
-	long opt;
+	long opt, saved;
 
 	NEED_COW_PTE(opt);
+	if (geteuid())
+		SKIP(return, "needs root");
+	saved = sysfs_long("enabled", -1);
+	ASSERT_EQ(0, sysfs_write("enabled", "1"));
 	EXPECT_EQ(EXEC_ON | EXEC_SHARED, exec_and_report(opt, 1, AS_ROOT, NULL, "/proc/self/exe"));
 	EXPECT_EQ(0, exec_and_report(opt, 0, AS_ROOT, NULL, "/proc/self/exe"));
 	EXPECT_EQ(0, prctl(opt, 2, 0, 0, 0));
+	restore_enabled(saved);
 }
 
 /*
  * The policy is checked again at execve(), with the program's credentials: a
- * privileged parent that drops CAP_IPC_LOCK hands nothing on under enabled=1,
- * and a setting made before the administrator wrote 0 does not survive.
+ * privileged parent that runs a program without CAP_IPC_LOCK hands nothing on
+ * under enabled=1 (also when only the bounding set drops it, so that the
+ * caller is still capable: the check must use the new credentials), and a
+ * setting made before the administrator wrote 0 does not survive.
  */
 TEST(exec_rechecks_policy)
 {
@@ -430,6 +442,7 @@ TEST(exec_rechecks_policy)
 	saved = sysfs_long("enabled", -1);
 	ASSERT_EQ(0, sysfs_write("enabled", "1"));
 	EXPECT_EQ(0, exec_and_report(opt, 1, DROP_AFTER, NULL, "/proc/self/exe"));
+	EXPECT_EQ(0, exec_and_report(opt, 1, DROP_BOUNDING, NULL, "/proc/self/exe"));
 	EXPECT_EQ(EXEC_ON | EXEC_SHARED,
 		  exec_and_report(opt, 1, AS_ROOT, NULL, "/proc/self/exe"));
 	ASSERT_EQ(0, sysfs_write("enabled", "2"));
@@ -473,8 +486,10 @@ fail:
 /*
  * An execve() that changes privileges clears the setting whatever the policy:
  * who set it may be less privileged than the program, which did not ask for
- * it. Root executing set-ID nobody copies, and nobody (allowed to opt in by
- * enabled=2) executing a set-user-ID root copy.
+ * it. Root executing set-ID nobody copies; nobody (allowed to opt in by
+ * enabled=2) executing a set-user-ID root copy; and, with enabled=1, a
+ * set-user-ID root copy executed by nobody after root opted in, whose
+ * credentials pass the capability check, so that only AT_SECURE clears it.
  */
 TEST(exec_setid_clears)
 {
@@ -483,10 +498,12 @@ TEST(exec_setid_clears)
 		uid_t owner;
 		mode_t mode;
 		enum exec_who who;
+		const char *enabled;
 	} cases[] = {
-		{ "set-user-ID nobody", 65534, S_ISUID | 0755, AS_ROOT },
-		{ "set-group-ID nobody", 65534, S_ISGID | 0755, AS_ROOT },
-		{ "set-user-ID root from nobody", 0, S_ISUID | 0755, DROP_BEFORE },
+		{ "set-user-ID nobody", 65534, S_ISUID | 0755, AS_ROOT, "2" },
+		{ "set-group-ID nobody", 65534, S_ISGID | 0755, AS_ROOT, "2" },
+		{ "set-user-ID root from nobody", 0, S_ISUID | 0755, DROP_BEFORE, "2" },
+		{ "set-user-ID root, enabled=1", 0, S_ISUID | 0755, DROP_AFTER, "1" },
 	};
 	char path[64];
 	long opt, saved;
@@ -497,8 +514,8 @@ TEST(exec_setid_clears)
 	if (geteuid())
 		SKIP(return, "needs root (to make a set-user-ID copy of the test)");
 	saved = sysfs_long("enabled", -1);
-	ASSERT_EQ(0, sysfs_write("enabled", "2"));
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ASSERT_EQ(0, sysfs_write("enabled", cases[i].enabled));
 		setid_copy(path, sizeof(path), cases[i].owner, cases[i].mode);
 		ASSERT_NE(0, path[0]);
 		r = exec_and_report(opt, 1, cases[i].who, NULL, path);
