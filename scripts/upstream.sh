@@ -49,7 +49,7 @@ for base in "${bases[@]}"; do
 	rm -rf "$out"
 	mkdir -p "$out"
 	scratch=$(mktemp -d)
-	trap 'git -C "$tree" worktree remove --force "$scratch/tree" 2>/dev/null; rm -rf "$scratch"' EXIT
+	trap 'git -C "$tree" worktree remove --force "$scratch/tree" 2>/dev/null || true; rm -rf "$scratch"' EXIT
 	# A sparse worktree (the series' files, MAINTAINERS and get_maintainer.pl): checking
 	# out the whole tree would take minutes.
 	git -C "$tree" worktree add -q --no-checkout --detach "$scratch/tree" mmext-base
