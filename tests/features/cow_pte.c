@@ -161,6 +161,16 @@ static long check_zero(const char *p, size_t len)
 	return -1;
 }
 
+/* The exit status of child pid (fork()'s return), or -1 if it did not exit. */
+static int exit_status(pid_t pid)
+{
+	int st;
+
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
 /* Run fn in a child of a COW PTE fork; its exit status (0 = pass). */
 static int in_child(int (*fn)(char *), char *area)
 {
@@ -267,7 +277,6 @@ TEST(prctl_inherited)
 /* prctl(ENABLE) as an unprivileged user: 0 or -errno, in a child. */
 static int enable_as_nobody(long opt)
 {
-	int st;
 	pid_t pid = fork();
 
 	if (!pid) {
@@ -278,9 +287,7 @@ static int enable_as_nobody(long opt)
 			_exit(101);
 		_exit(prctl(opt, 1, 0, 0, 0) ? errno : 0);
 	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
-		return -1;
-	return WEXITSTATUS(st);
+	return exit_status(pid);
 }
 
 /* /sys/kernel/mm/cow_pte/enabled: who may opt in. */
@@ -386,7 +393,6 @@ enum exec_who {
 static int exec_and_report(long opt, int on, enum exec_who who,
 			   const char *enabled_at_exec, const char *path)
 {
-	int st;
 	pid_t pid = fork();
 
 	if (!pid) {
@@ -404,9 +410,7 @@ static int exec_and_report(long opt, int on, enum exec_who who,
 		execl(path, path, EXEC_ARG, (char *)NULL);
 		_exit(112);
 	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
-		return -1;
-	return WEXITSTATUS(st);
+	return exit_status(pid);
 }
 
 /* execve() keeps the setting either way, and the program's forks follow it. */
