@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sched.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -1472,6 +1473,123 @@ TEST_F(cow, reclaim_after_share)
 }
 
 /* And pages migrate to another node once the child has gone. */
+/* The first CPU of NUMA node NODE, or -1. */
+static int node_cpu(int node)
+{
+	char path[64];
+	int cpu = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist", node);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &cpu) != 1)
+		cpu = -1;
+	fclose(f);
+	return cpu;
+}
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static long vmstat(const char *key)
+{
+	char line[128];
+	size_t len = strlen(key);
+	long val = -1;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && line[len] == ' ')
+			val = strtol(line + len + 1, NULL, 10);
+	fclose(f);
+	return val;
+}
+
+#define NUMA_DEBUGFS	"/sys/kernel/debug/sched/numa_balancing/"
+
+static int child_reads_area(char *a)
+{
+	long pte = status_kb(0, "VmPTE:");
+
+	if (check(a, AREA, 1) >= 0)
+		return 1;
+	return status_kb(0, "VmPTE:") == pte ? 0 : 2;
+}
+
+/*
+ * NUMA balancing marks pages on the other node as hinting entries; a read of
+ * one faults. A fork that shares a table holding such entries must not leave
+ * them to fault in a reader, which would unshare the table: reads keep sharing.
+ */
+TEST_F(cow, numa_hints_at_fork)
+{
+	static const char *const knobs[] = { "scan_delay_ms", "scan_period_min_ms" };
+	char saved[2][32] = { "", "" }, path[128], bal[8] = "";
+	int from = node_cpu(0), to = node_cpu(1), fd;
+	long before, marked = 0;
+	time_t end;
+	unsigned int i;
+	char *a;
+	ssize_t n;
+
+	if (from < 0 || to < 0)
+		SKIP(return, "needs two NUMA nodes with CPUs");
+	fd = open("/proc/sys/kernel/numa_balancing", O_RDONLY);
+	n = fd < 0 ? -1 : read(fd, bal, sizeof(bal) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0 || bal[0] != '1')
+		SKIP(return, "NUMA balancing is off");
+	/* Scan soon and often: the defaults wait a second of CPU time. */
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), NUMA_DEBUGFS "%s", knobs[i]);
+		fd = open(path, O_RDONLY);
+		n = fd < 0 ? -1 : read(fd, saved[i], sizeof(saved[i]) - 1);
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			SKIP(goto restore, "no %s (debugfs)", path);
+		saved[i][n] = 0;
+		EXPECT_EQ(0, write_file(path, i ? "100" : "0"))
+			goto restore;
+	}
+	a = map_area();
+	EXPECT_NE(NULL, a)
+		goto restore;
+	/* The pages on one node, the task on the other. */
+	EXPECT_EQ(0, pin(from))
+		goto unmap;
+	fill(a, AREA, 1);
+	EXPECT_EQ(0, pin(to))
+		goto unmap;
+	before = vmstat("numa_pte_updates");
+	for (end = time(NULL) + 60; time(NULL) < end && marked < (long)NPAGES; )
+		marked = vmstat("numa_pte_updates") - before;
+	if (marked < (long)NPAGES)
+		SKIP(goto unmap, "NUMA balancing marked %ld pages in 60 s", marked);
+	EXPECT_EQ(0, in_child(child_reads_area, a));
+	EXPECT_EQ(-1, check(a, AREA, 1));
+unmap:
+	munmap(a, AREA);
+restore:
+	for (i = 0; i < 2; i++) {
+		if (!saved[i][0])
+			continue;
+		snprintf(path, sizeof(path), NUMA_DEBUGFS "%s", knobs[i]);
+		write_file(path, saved[i]);
+	}
+}
+
 TEST_F(cow, migrate_after_share)
 {
 	void *pages[64];
