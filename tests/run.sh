@@ -13,7 +13,8 @@
 #           COW page tables forced on for every fork (/sys/kernel/mm/cow_pte/force_all)
 #   mainline  (not run by default) stock and patched on the mainline base, 7.3: the same
 #           as "tests/run.sh --base 7.3", whose tiers are stock and patched only
-#   distro  (not by default: hours) Debian-config kernels through tests/distro/guest.sh
+#   distro  (not by default: hours) Debian-config kernels through tests/distro/guest.sh;
+#           DISTRO_PARTS and VMTESTS_CATEGORIES (guest.sh's) run part of it
 # A selftest that passes in selftests-baseline.txt (stock's results) must pass everywhere;
 # one that fails there too is reported as a known failure and counted as skipped, unless
 # selftests-fixed.txt names it: a stock bug our queue fixes, so it must pass on patched,
@@ -189,6 +190,14 @@ for tier in $tiers; do
 		k=${tier%%-*} vm_t=${DISTRO_VM_TIMEOUT:-21600}
 		[ "${DEBUG:-0}" = 1 ] && vm_t=$((vm_t * 2))
 		: > "$out"
+		parts=${DISTRO_PARTS:-proc vmtests stress fuzz trinity}
+		# The stressors, trinity and uapi_fuzz with every fork sharing PTE tables (the
+		# selftests run so in patched-cow-all).
+		[ $tier = patched-distro-cow-all ] && parts=$(echo " $parts " | sed 's/ vmtests / /')
+		if [ -z "${parts// /}" ]; then
+			echo "### tier $tier: nothing to run (DISTRO_PARTS=${DISTRO_PARTS:-})"
+			continue
+		fi
 		if ! DISTRO=1 "$MMEXT_ROOT/scripts/kernel.sh" build $k > "$logs/build-$k-distro.log" 2>&1; then
 			tail -n 20 "$logs/build-$k-distro.log"
 			failures+=("$tier: the $k-distro kernel did not build ($logs/build-$k-distro.log)")
@@ -196,12 +205,11 @@ for tier in $tiers; do
 			echo "### tier $tier: $((SECONDS - tier_start))s"
 			continue
 		fi
-		cmd=(/mmext/tests/distro-guest.sh)
-		# The stressors, trinity and uapi_fuzz with every fork sharing PTE tables (the
-		# selftests run so in patched-cow-all).
-		[ $tier = patched-distro-cow-all ] && cmd=(sh -c "echo 1 > /sys/kernel/mm/cow_pte/force_all &&
-			exec /mmext/tests/distro-guest.sh proc stress trinity fuzz")
-		DISTRO=1 "$MMEXT_ROOT/scripts/vm.sh" -k $k -m 4G -t $vm_t -l "$BASE_BUILD/logs/vm-$tier" -- "${cmd[@]}"
+		cmd="${VMTESTS_CATEGORIES:+export VMTESTS_CATEGORIES='$VMTESTS_CATEGORIES'; }"
+		cmd="${cmd}exec /mmext/tests/distro-guest.sh $parts"
+		[ $tier = patched-distro-cow-all ] &&
+			cmd="echo 1 > /sys/kernel/mm/cow_pte/force_all || exit 1; $cmd"
+		DISTRO=1 "$MMEXT_ROOT/scripts/vm.sh" -k $k -m 4G -t $vm_t -l "$BASE_BUILD/logs/vm-$tier" -- sh -c "$cmd"
 		rc=$?
 		cp "$BASE_BUILD/logs/vm-$tier/output.log" "$out" 2>/dev/null || : > "$out"
 		if [ $rc = 1 ] && [ -s "$BASE_BUILD/logs/vm-$tier/splats.log" ]; then
@@ -237,12 +245,15 @@ for tier in $tiers; do
 	tally "$tier" "$out"
 	while read -r _ name; do flaky+=("$tier: $name failed and passed on a retry"); done < <(grep '^FLAKY ' "$out")
 	if [ $update_baseline = 1 ] && [ $tier = stock-distro ]; then
+		# A partial run (DISTRO_PARTS, VMTESTS_CATEGORIES) replaces the lines it has
+		# results for and keeps the others.
 		{
 			echo "# stock-distro $MMEXT_BASE ($MMEXT_BASE_VERSION, Debian's configuration) results of the"
 			echo "# distro tier, written by 'tests/run.sh --tiers stock-distro --update-baseline'."
 			echo "# NAME RESULT PASS FAIL SKIP"
-			grep '^RESULT ' "$out" | cut -d' ' -f2-
-		} > "$distro_baseline"
+			{ grep '^RESULT ' "$out" | cut -d' ' -f2-
+			  grep -v '^#' "$distro_baseline" 2>/dev/null; } | awk '!seen[$1]++' | sort
+		} > "$distro_baseline.new" && mv "$distro_baseline.new" "$distro_baseline"
 		echo "# baseline written to $distro_baseline"
 	fi
 	echo "### tier $tier: $((SECONDS - tier_start))s"
