@@ -136,7 +136,7 @@ part_stress() {
 		run_group $((secs * 4 + 60)) stress-ng --"$s" 0 --verify -t "${secs}s" \
 			--temp-path /tmp/stress --metrics-brief > "$log" 2>&1 < /dev/null
 		rc=$?
-		sed "s/^/# $name: /" "$log"
+		sed "s|^|# $name: |" "$log"
 		# 2: a stressor failed (a verify failure among them); 3: no resource, 4: not
 		# implemented here: skips; 7: metrics untrustworthy, not a failure of the kernel.
 		case $rc in 0|7) rc=0 ;; 3|4) rc=4 ;; esac
