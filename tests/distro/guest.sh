@@ -15,6 +15,13 @@ set -uo pipefail
 
 ks=/mmext/kselftest
 nobody=65534
+# util-linux's setpriv, by path: busybox runs its own applet of that name (which cannot
+# change user) for a bare "setpriv", even when one is first in PATH.
+setpriv=
+for p in /usr/bin/setpriv /bin/setpriv; do
+	[ -x "$p" ] && [ ! -L "$p" ] && setpriv=$p && break
+done
+[ -n "$setpriv" ] || { echo "guest.sh: no util-linux setpriv in the guest" >&2; exit 1; }
 parts=${*:-proc vmtests stress fuzz trinity}
 # The guest's initramfs has no accounts; trinity, uapi_fuzz and on-fault-limit run as nobody.
 grep -q '^nobody:' /etc/passwd 2>/dev/null || {
@@ -57,7 +64,7 @@ sudo_shim() {
 	mkdir -p /tmp/distro-bin
 	cat > /tmp/distro-bin/sudo <<-EOF
 	#!/bin/sh
-	if [ "\$1" = -u ]; then u=\$(id -u "\$2"); shift 2; exec setpriv --reuid=\$u --regid=\$u --clear-groups "\$@"; fi
+	if [ "\$1" = -u ]; then u=\$(id -u "\$2"); shift 2; exec $setpriv --reuid=\$u --regid=\$u --clear-groups "\$@"; fi
 	exec "\$@"
 	EOF
 	chmod +x /tmp/distro-bin/sudo
@@ -154,7 +161,7 @@ part_trinity() {
 	taint0=$(cat /proc/sys/kernel/tainted)
 	start=$SECONDS
 	# SIGINT is trinity's own stop: it reaps its children and prints its totals.
-	timeout -s INT -k 60 "$secs" setpriv --reuid=$nobody --regid=$nobody --clear-groups \
+	timeout -s INT -k 60 "$secs" "$setpriv" --reuid=$nobody --regid=$nobody --clear-groups \
 		trinity -q -l off -C 4 > $dir/log 2>&1 < /dev/null
 	rc=$? ran=$((SECONDS - start))
 	sleep 5
@@ -176,7 +183,7 @@ part_trinity() {
 part_fuzz() {
 	local secs=${FUZZ_SECONDS:-120} rc
 	mkdir -p /tmp/fuzz && chown $nobody:$nobody /tmp/fuzz && cd /tmp/fuzz || return
-	timeout -k 30 $((secs + 120)) setpriv --reuid=$nobody --regid=$nobody --clear-groups \
+	timeout -k 30 $((secs + 120)) "$setpriv" --reuid=$nobody --regid=$nobody --clear-groups \
 		/mmext/bin/uapi_fuzz -t "$secs" > log 2>&1 < /dev/null
 	rc=$?
 	sed 's/^/# uapi_fuzz: /' log
