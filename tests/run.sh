@@ -252,7 +252,7 @@ for tier in $tiers; do
 			echo "# distro tier, written by 'tests/run.sh --tiers stock-distro --update-baseline'."
 			echo "# NAME RESULT PASS FAIL SKIP"
 			{ grep '^RESULT ' "$out" | cut -d' ' -f2-
-			  grep -v '^#' "$distro_baseline" 2>/dev/null; } | awk '!seen[$1]++' | sort
+			  awk '!/^#/' "$distro_baseline" 2>/dev/null || true; } | awk '!seen[$1]++' | sort
 		} > "$distro_baseline.new" && mv "$distro_baseline.new" "$distro_baseline"
 		echo "# baseline written to $distro_baseline"
 	fi
