@@ -164,8 +164,13 @@ part_trinity() {
 	taint0=$(cat /proc/sys/kernel/tainted)
 	start=$SECONDS
 	# SIGINT is trinity's own stop: it reaps its children and prints its totals.
+	# Trinity 2023.01 crashes building its socket cache in this guest, and perf fds fail
+	# to initialise. Debian's kernels taint on purpose (TAINT_AUX) at any fanotify_mark()
+	# that asks for permission events, even a failing one ("may lead to deadlock"):
+	# that stops trinity and is no kernel bug.
 	timeout -s INT -k 60 "$secs" "$setpriv" --reuid=$nobody --regid=$nobody --clear-groups \
-		trinity -q -l off -C 4 > $dir/log 2>&1 < /dev/null
+		trinity -q -l off -C 4 --disable-fds=sockets,perf -x fanotify_mark \
+		> $dir/log 2>&1 < /dev/null
 	rc=$? ran=$((SECONDS - start))
 	sleep 5
 	taint1=$(cat /proc/sys/kernel/tainted)
