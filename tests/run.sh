@@ -51,8 +51,8 @@ while [ $# -gt 0 ]; do
 done
 # "distro": stock-distro and patched-distro, kernels from Debian's configuration (DISTRO=1)
 # running tests/distro/guest.sh, with stock-distro's results as their baseline
-# (distro-baseline.txt), and patched-distro-cow-all, all but run_vmtests with COW page
-# tables forced on.
+# (distro-baseline.txt), and patched-distro-cow-all, all but run_vmtests with every
+# process opted in to COW page tables.
 t2=""
 for t in $tiers; do
 	case $t in distro) t2="$t2 stock-distro patched-distro patched-distro-cow-all" ;; *) t2="$t2 $t" ;; esac
@@ -191,7 +191,7 @@ for tier in $tiers; do
 		[ "${DEBUG:-0}" = 1 ] && vm_t=$((vm_t * 2))
 		: > "$out"
 		parts=${DISTRO_PARTS:-proc vmtests stress fuzz trinity}
-		# The stressors, trinity and uapi_fuzz with every fork sharing PTE tables (the
+		# The stressors, trinity and uapi_fuzz with COW page tables in every process (the
 		# selftests run so in patched-cow-all).
 		[ $tier = patched-distro-cow-all ] && parts=$(echo " $parts " | sed 's/ vmtests / /')
 		if [ -z "${parts// /}" ]; then
@@ -207,8 +207,11 @@ for tier in $tiers; do
 		fi
 		cmd="${VMTESTS_CATEGORIES:+export VMTESTS_CATEGORIES='$VMTESTS_CATEGORIES'; }"
 		cmd="${cmd}exec /mmext/tests/distro-guest.sh $parts"
+		# Debian's kernel has no CONFIG_DEBUG_VM, so no force_all switch: every process of
+		# the tier opts in as a user would, by a setting kept across fork() and execve()
+		# (enabled=2 lets trinity's and uapi_fuzz's unprivileged processes keep it).
 		[ $tier = patched-distro-cow-all ] &&
-			cmd="echo 1 > /sys/kernel/mm/cow_pte/force_all || exit 1; $cmd"
+			cmd="echo 2 > /sys/kernel/mm/cow_pte/enabled || exit 1; ${cmd/exec /exec mmext run --cow-pte -- }"
 		DISTRO=1 "$MMEXT_ROOT/scripts/vm.sh" -k $k -m 4G -t $vm_t -l "$BASE_BUILD/logs/vm-$tier" -- sh -c "$cmd"
 		rc=$?
 		cp "$BASE_BUILD/logs/vm-$tier/output.log" "$out" 2>/dev/null || : > "$out"
