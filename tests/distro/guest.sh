@@ -91,14 +91,14 @@ part_vmtests() {
 		# A killed run's status is the signal's, not 124: go by the clock.
 		awk -v timedout=$([ $((SECONDS - start)) -ge "$t" ] && echo 1 || echo 0) '
 			function verdict(rc) { if (name != "") print name, rc, p, f, s; name = "" }
-			# A title is "running CMD" between two lines of dashes.
-			/^# running / && prev ~ /^# -+$/ {
+			# A title is "running CMD" between two separator lines (of dashes with GNU
+			# tr; busybox tr garbles them); nested output has a second "# ".
+			/^# running / {
 				verdict(1)
 				name = substr($0, 11); sub(/^bash /, "", name); gsub(/\.\//, "", name)
 				gsub(/[^A-Za-z0-9_.+-]+/, "_", name); name = "mm/" name
 				p = f = s = ""
 			}
-			{ prev = $0 }
 			name != "" && match($0, /Totals: pass:[0-9]+ fail:[0-9]+ xfail:[0-9]+ xpass:[0-9]+ skip:[0-9]+/) {
 				split(substr($0, RSTART, RLENGTH), t, /[^0-9]+/); p = t[2]; f = t[3]; s = t[6]
 			}
