@@ -2,6 +2,7 @@
 /* Timing, statistics and output shared by the benchmarks. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,39 @@ long bench_read_long(const char *path, long dflt)
 	}
 	fclose(f);
 	return v;
+}
+
+long bench_proc_kb(const char *path, const char *field)
+{
+	char line[256];
+	size_t n = strlen(field);
+	long v = -1;
+	FILE *f = fopen(path, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, n) && line[n] == ':') {
+			v = strtol(line + n + 1, NULL, 10);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+int bench_in_path(const char *prog)
+{
+	char *path = getenv("PATH"), *dup, *dir, *save, buf[PATH_MAX];
+	int found = 0;
+
+	if (!path)
+		return 0;
+	dup = strdup(path);
+	for (dir = strtok_r(dup, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
+		snprintf(buf, sizeof(buf), "%s/%s", dir, prog);
+		found = !access(buf, X_OK);
+	}
+	free(dup);
+	return found;
 }
 
 void bench_json(const char *json)

@@ -25,6 +25,10 @@ void bench_init_opts(int argc, char **argv, const char *name, const char *usage,
 		     const struct option *extra, int (*opt)(int val, const char *arg));
 /* The number at the start of a file (sysfs, procfs), or dflt with errno set. */
 long bench_read_long(const char *path, long dflt);
+/* The number of a "Field:  N kB" line (/proc/PID/status, /proc/meminfo), or -1. */
+long bench_proc_kb(const char *path, const char *field);
+/* Whether prog is an executable in $PATH. */
+int bench_in_path(const char *prog);
 /* A reference page filled with @fill, from the raw system call: its fd, or -errno. */
 int bench_refpage_fd(unsigned char fill);
 /* Monotonic nanoseconds. */

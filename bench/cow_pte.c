@@ -91,35 +91,6 @@ static long read_option(void)
 	return bench_read_long("/sys/kernel/mm/cow_pte/prctl_option", -1);
 }
 
-static long status_kb(const char *key)
-{
-	char line[256];
-	long val = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, strlen(key)))
-			val = strtol(line + strlen(key), NULL, 10);
-	if (f)
-		fclose(f);
-	return val;
-}
-
-/* A "kB" line of /proc/meminfo, or -1. */
-static long meminfo_kb(const char *key)
-{
-	char line[256];
-	long val = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, strlen(key)))
-			val = strtol(line + strlen(key), NULL, 10);
-	if (f)
-		fclose(f);
-	return val;
-}
-
 /* Write @s to @dir/@name; 0 or -errno. */
 static int write_file(const char *dir, const char *name, const char *s)
 {
@@ -180,7 +151,7 @@ static void settings(void)
 		 "\"numa_balancing\":%ld,\"thp\":\"%s\",\"swap_kb\":%ld,\"rt\":%d,"
 		 "\"cow_enabled\":%ld", bcase,
 		 bench_read_long("/proc/sys/kernel/numa_balancing", -1), thp,
-		 meminfo_kb("SwapTotal:"), rt,
+		 bench_proc_kb("/proc/meminfo", "SwapTotal"), rt,
 		 bench_read_long("/sys/kernel/mm/cow_pte/enabled", -1));
 	bench_json(json);
 }
@@ -249,7 +220,7 @@ static const char *reclaim_unavailable(size_t len, char *why, size_t sz)
 {
 	char ctl[256] = "";
 	FILE *f = fopen("/sys/fs/cgroup/cgroup.subtree_control", "r");
-	long swap_free = meminfo_kb("SwapFree:");
+	long swap_free = bench_proc_kb("/proc/meminfo", "SwapFree");
 
 	if (!f)
 		return "no cgroup v2 hierarchy at /sys/fs/cgroup";
@@ -454,7 +425,7 @@ int main(int argc, char **argv)
 
 				if (!strcmp(bcase, "fault-seq") || !strcmp(bcase, "fault-rand"))
 					child_faults(p, len, pfd[1], !strcmp(bcase, "fault-rand"));
-				kb = status_kb("VmPTE:");
+				kb = bench_proc_kb("/proc/self/status", "VmPTE");
 				if (write(pfd[1], &kb, sizeof(kb)) != sizeof(kb))
 					_exit(1);
 				_exit(0);
@@ -472,7 +443,7 @@ int main(int argc, char **argv)
 				/* The child's VmPTE, read right after fork: free here. */
 				v2[cow][r] = got;
 			} else if (!strcmp(bcase, "vmpte")) {
-				v[cow][r] = status_kb("VmPTE:");
+				v[cow][r] = bench_proc_kb("/proc/self/status", "VmPTE");
 				v2[cow][r] = got;
 			} else {
 				v[cow][r] = got;

@@ -188,22 +188,6 @@ static long lines_of(char *const argv[])
 	return lines;
 }
 
-static int in_path(const char *prog)
-{
-	char *path = getenv("PATH"), *dup, *dir, *save, buf[PATH_MAX];
-	int found = 0;
-
-	if (!path)
-		return 0;
-	dup = strdup(path);
-	for (dir = strtok_r(dup, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
-		snprintf(buf, sizeof(buf), "%s/%s", dir, prog);
-		found = !access(buf, X_OK);
-	}
-	free(dup);
-	return found;
-}
-
 static void find_mmext(void)
 {
 	char exe[PATH_MAX], *dir;
@@ -280,7 +264,7 @@ int main(int argc, char **argv)
 		printf("# %s not found: build it with make -C cli (or set $MMEXT)\n", mmext_path);
 		return 0;
 	}
-	have_pmap = in_path("pmap");
+	have_pmap = bench_in_path("pmap");
 	if (!have_pmap)
 		printf("# pmap not installed (procps): mmext maps and read(2) only\n");
 	/* Room for the target's own mappings (libc, stack, ...) under the limit. */

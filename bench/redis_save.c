@@ -352,21 +352,10 @@ static int rdb_sum(const char *path, char *out, size_t size)
 /* A "Field:   N kB" line of /proc/PID/status, in kB; -1 when absent. */
 static long status_kb(int pid, const char *field)
 {
-	char path[64], line[256];
-	size_t n = strlen(field);
-	long v = -1;
-	FILE *f;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, n) && line[n] == ':') {
-			v = atol(line + n + 1);
-			break;
-		}
-	if (f)
-		fclose(f);
-	return v;
+	return bench_proc_kb(path, field);
 }
 
 /* MemTotal - MemFree - Buffers - Cached - SReclaimable, in kB. */

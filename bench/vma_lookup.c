@@ -307,22 +307,6 @@ static double command(char *const argv[], const char *label, const char *what, i
 	return s.median;
 }
 
-static int in_path(const char *prog)
-{
-	char *path = getenv("PATH"), *dup, *dir, *save, buf[PATH_MAX];
-	int found = 0;
-
-	if (!path)
-		return 0;
-	dup = strdup(path);
-	for (dir = strtok_r(dup, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
-		snprintf(buf, sizeof(buf), "%s/%s", dir, prog);
-		found = !access(buf, X_OK);
-	}
-	free(dup);
-	return found;
-}
-
 static void ratio(const char *what, double slow, double fast, double goal)
 {
 	char json[256];
@@ -345,7 +329,7 @@ static void measure(char *region, size_t pages, int runs)
 	char *mmr[] = { mmext_path, "maps", "--rss", pidstr, NULL };
 	char *pm[] = { "pmap", pidstr, NULL };
 	char *pmx[] = { "pmap", "-x", pidstr, NULL };
-	int big = pages > 10000, have_pmap = in_path("pmap"), have_ioctl;
+	int big = pages > 10000, have_pmap = bench_in_path("pmap"), have_ioctl;
 	double text, ioc, raw, a, b;
 	struct mmext_feature_status st;
 	char what[96];
