@@ -90,6 +90,36 @@ def verdict(reg, goal_pct):
     return "not resolved"
 
 
+def ratio(reg):
+    """regression() as the ratio B/A: (estimate, lo, hi, pairs); lo and hi None when
+    there are too few pairs for an interval."""
+    f = lambda x: None if x is None else 1 + x / 100  # noqa: E731
+    return f(reg["pct"]), f(reg["lo"]), f(reg["hi"]), reg["pairs"]
+
+
+def ratio_verdict(ri, bound, at_least=False):
+    """A goal on ratio(): met when the whole interval is on the goal's side, NOT met when
+    all of it is on the other, else not resolved (too few pairs, or the interval
+    straddles the goal)."""
+    if ri is None:
+        return "not measured"
+    _, lo, hi, _ = ri
+    if lo is None:
+        return "not resolved"
+    if at_least:
+        return "met" if lo >= bound else "**NOT met**" if hi < bound else "not resolved"
+    return "met" if hi <= bound else "**NOT met**" if lo > bound else "not resolved"
+
+
+def fmt_times(reg, speedup):
+    """regression() as text: B/A ("1.05×") and its interval, or A/B (how many times
+    less B takes) when speedup."""
+    x, lo, hi, _ = ratio(reg)
+    if speedup:
+        x, lo, hi = 1 / x, (None if hi is None else 1 / hi), (None if lo is None else 1 / lo)
+    return f"{x:.2f}×", "too few pairs" if lo is None else f"{lo:.2f}–{hi:.2f}×"
+
+
 def fmt(reg):
     if reg is None or reg["pct"] is None:
         return "–"

@@ -49,16 +49,6 @@ def _ms(x):
     return "–" if x is None else f"{x:.1f} ms" if x >= 10 else f"{x:.2f} ms"
 
 
-def ratio_interval(reg, speedup):
-    """Figure and interval of B/A from pairstats' percentages, as text; as A/B (how many
-    times less) when speedup."""
-    x, lo, hi = (None if v is None else 1 + v / 100 for v in (reg["pct"], reg["lo"],
-                                                              reg["hi"]))
-    if speedup:
-        x, lo, hi = 1 / x, (None if hi is None else 1 / hi), (None if lo is None else 1 / lo)
-    return f"{x:.2f}×", "too few pairs" if lo is None else f"{lo:.2f}–{hi:.2f}×"
-
-
 def goal_rows(ctx, target):
     rows = []
     for label, backend, at_most, speedup in GOALS:
@@ -76,7 +66,7 @@ def goal_rows(ctx, target):
             rows.append(f"| {target} | {label} | {med['b']} | {med['a']} | – | – | "
                         f"not measured ({e}) |")
             continue
-        fig, ci = ratio_interval(reg, speedup)
+        fig, ci = pairstats.fmt_times(reg, speedup)
         rows.append(f"| {target} | {label} | {med['b']} | {med['a']} | {fig} | {ci} | "
                     f"**{pairstats.verdict(reg, 100 * (at_most - 1))}** "
                     f"({reg['pairs']} pairs) |")
@@ -135,7 +125,7 @@ def report(ctx):
         rec = ctx.one(target=t, group="maps_command", case="regression",
                       backend="mmext/pmap wall")
         if rec:
-            fig, ci = ratio_interval(pairstats.regression(rec["a"], rec["b"]), True)
+            fig, ci = pairstats.fmt_times(pairstats.regression(rec["a"], rec["b"]), True)
             walls.append(f"{t} {fig} ({ci})")
     if walls:
         md += ["", "Not a goal: wall time of `pmap` over `mmext maps`, from the same pairs: " +

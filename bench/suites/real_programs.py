@@ -73,9 +73,7 @@ def ratio(ctx, group, bench=None):
         return None
     rec = ctx.one(target="patched", group="pairs", case="regression", measure=group)
     if rec and rec.get("a") and all(x > 0 for x in rec["a"] + rec["b"]):
-        reg = pairstats.regression(rec["a"], rec["b"])
-        f = lambda x: None if x is None else 1 + x / 100  # noqa: E731
-        return f(reg["pct"]), f(reg["lo"]), f(reg["hi"]), reg["pairs"]
+        return pairstats.ratio(pairstats.regression(rec["a"], rec["b"]))
     return b["median"] / a["median"], None, None, a.get("runs", 0)
 
 
@@ -89,9 +87,7 @@ def verdict(ri, bound, at_least):
         ok = est >= bound if at_least else est <= bound
         return (f"{'met' if ok else '**NOT met**'} on the point estimate ({n} pair"
                 f"{'s' if n != 1 else ''}: too few for an interval)")
-    if at_least:
-        return "met" if lo >= bound else "**NOT met**" if hi < bound else "not resolved"
-    return "met" if hi <= bound else "**NOT met**" if lo > bound else "not resolved"
+    return pairstats.ratio_verdict(ri, bound, at_least)
 
 
 def fmt_ri(ri):

@@ -72,15 +72,6 @@ GOAL_SIDES = {"pagemap_scan/mprotect": ((("atomic_get_reset", "pagemap_scan"), "
                                            "floor, two bare walks"))}
 
 
-def ratio_interval(r, speedup):
-    """Figure and 95% interval of b/a from pairstats' percentages, as text; as a/b (how
-    many times faster b is) when speedup."""
-    x, lo, hi = (None if v is None else 1 + v / 100 for v in (r["pct"], r["lo"], r["hi"]))
-    if speedup:
-        x, lo, hi = 1 / x, (None if hi is None else 1 / hi), (None if lo is None else 1 / lo)
-    return f"{x:.2f}×", "too few pairs" if lo is None else f"{lo:.2f}–{hi:.2f}×"
-
-
 def goal_rows(ctx, target):
     """One table row per goal on one kernel."""
     rows = []
@@ -100,7 +91,7 @@ def goal_rows(ctx, target):
         except ValueError as e:
             rows.append(f"| {target} | {label} | – | – | – | – | not measured ({e}) |")
             continue
-        fig, ci = ratio_interval(reg, speedup)
+        fig, ci = pairstats.fmt_times(reg, speedup)
         verdict = pairstats.verdict(reg, 100 * (at_most - 1))
         med = {k: _us(v["median"]) + " µs" if v else "–" for k, v in side.items()}
         rows.append(f"| {target} | {label} | {nb}: {med['b']} | {na}: {med['a']} "
