@@ -57,19 +57,25 @@ static inline char *t_hole(size_t len)
 	return p;
 }
 
-/* Run fn in a child; true when it exited with status 0. */
-static inline int t_in_child(int (*fn)(void *), void *arg)
+/* Run fn in a child: its wait status, or -1 if it could not be forked or reaped. */
+static inline int t_child_status(int (*fn)(void *), void *arg)
 {
 	int status;
 	pid_t pid = fork();
 
 	if (pid < 0)
-		return 0;
+		return -1;
 	if (!pid)
 		_exit(fn(arg));
-	if (waitpid(pid, &status, 0) != pid)
-		return 0;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	return waitpid(pid, &status, 0) == pid ? status : -1;
+}
+
+/* Run fn in a child; true when it exited with status 0. */
+static inline int t_in_child(int (*fn)(void *), void *arg)
+{
+	int status = t_child_status(fn, arg);
+
+	return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 /*

@@ -629,13 +629,9 @@ static int huge_sz_at_end_of_mapping(void *arg)
 
 TEST(options_size_is_bounded)
 {
-	int status;
-	pid_t pid = fork();
+	int status = t_child_status(huge_sz_at_end_of_mapping, NULL);
 
-	ASSERT_LE(0, pid);
-	if (!pid)
-		_exit(huge_sz_at_end_of_mapping(NULL));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_NE(-1, status);
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
 }
 
@@ -1124,13 +1120,9 @@ static int abi_child(void *arg)
  */
 TEST(marker_number_is_for_x86_64_builds_only)
 {
-	int status;
-	pid_t pid = fork();
+	int status = t_child_status(abi_child, NULL);
 
-	ASSERT_LE(0, pid);
-	if (!pid)
-		_exit(abi_child(NULL));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_NE(-1, status);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == CHILD_NO_MARKER)
 		SKIP(return, "no reference pages here, and no stand-in marker (needs root "
 			     "and mount namespaces)");
