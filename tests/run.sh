@@ -14,7 +14,8 @@
 #   mainline  (not run by default) stock and patched on the mainline base, 7.3: the same
 #           as "tests/run.sh --base 7.3", whose tiers are stock and patched only
 #   distro  (not by default: hours) Debian-config kernels through tests/distro/guest.sh;
-#           DISTRO_PARTS and VMTESTS_CATEGORIES (guest.sh's) run part of it
+#           DISTRO_PARTS runs part of it; guest.sh's variables (VMTESTS_CATEGORIES,
+#           VMTESTS_TIMEOUT, STRESS_SECONDS, TRINITY_SECONDS, FUZZ_SECONDS) reach the guest
 # A selftest that passes in selftests-baseline.txt (stock's results) must pass everywhere;
 # one that fails there too is reported as a known failure and counted as skipped, unless
 # selftests-fixed.txt names it: a stock bug our queue fixes, so it must pass on patched,
@@ -51,8 +52,8 @@ while [ $# -gt 0 ]; do
 done
 # "distro": stock-distro and patched-distro, kernels from Debian's configuration (DISTRO=1)
 # running tests/distro/guest.sh, with stock-distro's results as their baseline
-# (distro-baseline.txt), and patched-distro-cow-all, all but run_vmtests with every
-# process opted in to COW page tables.
+# (distro-baseline.txt), and patched-distro-cow-all, the same with every process opted
+# in to COW page tables.
 t2=""
 for t in $tiers; do
 	case $t in distro) t2="$t2 stock-distro patched-distro patched-distro-cow-all" ;; *) t2="$t2 $t" ;; esac
@@ -191,9 +192,6 @@ for tier in $tiers; do
 		[ "${DEBUG:-0}" = 1 ] && vm_t=$((vm_t * 2))
 		: > "$out"
 		parts=${DISTRO_PARTS:-proc vmtests stress fuzz trinity}
-		# The stressors, trinity and uapi_fuzz with COW page tables in every process (the
-		# selftests run so in patched-cow-all).
-		[ $tier = patched-distro-cow-all ] && parts=$(echo " $parts " | sed 's/ vmtests / /')
 		if [ -z "${parts// /}" ]; then
 			echo "### tier $tier: nothing to run (DISTRO_PARTS=${DISTRO_PARTS:-})"
 			continue
@@ -205,8 +203,11 @@ for tier in $tiers; do
 			echo "### tier $tier: $((SECONDS - tier_start))s"
 			continue
 		fi
-		cmd="${VMTESTS_CATEGORIES:+export VMTESTS_CATEGORIES='$VMTESTS_CATEGORIES'; }"
-		cmd="${cmd}exec /mmext/tests/distro-guest.sh $parts"
+		cmd=
+		for v in VMTESTS_CATEGORIES VMTESTS_TIMEOUT STRESS_SECONDS TRINITY_SECONDS FUZZ_SECONDS; do
+			[ -n "${!v:-}" ] && cmd+="export $v='${!v}'; "
+		done
+		cmd+="exec /mmext/tests/distro-guest.sh $parts"
 		# Debian's kernel has no CONFIG_DEBUG_VM, so no force_all switch: every process of
 		# the tier opts in as a user would, by a setting kept across fork() and execve()
 		# (enabled=2 lets trinity's and uapi_fuzz's unprivileged processes keep it).
