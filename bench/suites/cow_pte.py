@@ -74,8 +74,9 @@ SECONDS = {"fork": 4, "vmpte": 3, "seq": 9, "rand": 3, "server": 8.5, "reclaim":
 
 def estimate(mode, target):
     """Full mode takes about 10 minutes: 10 pairs for every goal, 24 for the two
-    (sequential faults, reclaim) whose intervals straddled their goals with 10; quick mode stays under its former 36 s (three fork sizes, the
-    child's VmPTE from the fork case). In one guest boot the old quick plan's cases took
+    (sequential faults, reclaim) whose intervals straddled their goals with 10. Quick
+    mode stays under its former 36 s (three fork sizes, the child's VmPTE from the fork
+    case). In one guest boot the old quick plan's cases took
     55 s and the new plan's 42 s, the reclaim case 3 s of it."""
     p = PLAN[mode]
     t = p["fork"] * SECONDS["fork"] * sum(p["sizes"]) / sum(FORK_MB)
