@@ -6,7 +6,8 @@
  * without pause while BGSAVE forks and the child saves, and this program records
  *   - the fork's time (INFO latest_fork_usec) and the save's duration,
  *   - every write's latency, summarised over the save (p50, p99, p99.9, worst),
- *   - the memory: server and child VmRSS, the child's VmPTE, and the system's used
+ *   - the memory: server and child VmRSS, the child's VmPTE (when first seen, just
+ *     after the fork, and at its peak), and the system's used
  *     memory (anonymous and kernel: MemTotal less free, buffers, page cache and
  *     reclaimable slab), at their peak during the save and one second after it,
  *   - a checksum of the saved RDB file.
@@ -474,7 +475,8 @@ struct round {
 	double fork_us, save_s, bgsave_rtt_us, cow_mb;
 	double p50, p99, p999, worst, base_p99;	/* write latency, us */
 	long writes;
-	long rss_peak, child_rss_peak, rss_sum_peak, child_pte, used_peak, used_before;
+	long rss_peak, child_rss_peak, rss_sum_peak, child_pte, child_pte_first;
+	long used_peak, used_before;
 	long rss_after, used_after;
 	char sum[64];
 	int ok;
@@ -560,6 +562,8 @@ static void run_round(int b, struct load *l, struct round *r)
 			long pte = status_kb(child, "VmPTE");
 
 			crss = status_kb(child, "VmRSS");
+			if (!r->child_pte_first && pte > 0)
+				r->child_pte_first = pte;
 			if (pte > r->child_pte)
 				r->child_pte = pte;
 		}
@@ -615,13 +619,12 @@ static void run_round(int b, struct load *l, struct round *r)
 		r->ok = 0;
 	printf("redis_save: %-7s fork %8.0f us, save %6.1f s, %ld writes: p50 %.0f p99 %.0f "
 	       "p99.9 %.0f worst %.0f us (before the save: p99 %.0f); RSS peak %ld + child %ld "
-	       "kB, child VmPTE %ld kB; used +%ld kB peak, %+ld kB after; COW %.1f MiB; "
-	       "RDB %s%s\n", backend[b], r->fork_us, r->save_s, r->writes, r->p50, r->p99,
-	       r->p999, r->worst, r->base_p99, r->rss_peak, r->child_rss_peak, r->child_pte,
-	       r->used_peak - r->used_before, r->used_after - r->used_before, r->cow_mb, r->sum,
-	       r->ok ? "" : " (SAVE FAILED)");
+	       "kB, child VmPTE %ld kB first, %ld kB peak; used +%ld kB peak, %+ld kB after; "
+	       "COW %.1f MiB; RDB %s%s\n", backend[b], r->fork_us, r->save_s, r->writes, r->p50,
+	       r->p99, r->p999, r->worst, r->base_p99, r->rss_peak, r->child_rss_peak,
+	       r->child_pte_first, r->child_pte, r->used_peak - r->used_before,
+	       r->used_after - r->used_before, r->cow_mb, r->sum, r->ok ? "" : " (SAVE FAILED)");
 }
-
 static int parse_opt(int val, const char *arg)
 {
 	switch (val) {
@@ -635,7 +638,7 @@ static int parse_opt(int val, const char *arg)
 
 /* Per measure, per backend, the rounds' values. */
 enum { M_FORK, M_SAVE, M_P50, M_P99, M_P999, M_WORST, M_RSS, M_RSS_SUM, M_USED, M_USED_AFTER,
-       M_RSS_AFTER, M_PTE, M_COW, M_RTT, M_N };
+       M_RSS_AFTER, M_PTE, M_PTE_FIRST, M_COW, M_RTT, M_N };
 static const struct { const char *name, *unit; } measure[M_N] = {
 	[M_FORK] = { "fork", "us" }, [M_SAVE] = { "save", "s" },
 	[M_P50] = { "lat-p50", "us" }, [M_P99] = { "lat-p99", "us" },
@@ -643,6 +646,7 @@ static const struct { const char *name, *unit; } measure[M_N] = {
 	[M_RSS] = { "rss-peak", "kB" }, [M_RSS_SUM] = { "rss-sum-peak", "kB" },
 	[M_USED] = { "used-peak", "kB" }, [M_USED_AFTER] = { "used-after", "kB" },
 	[M_RSS_AFTER] = { "rss-after", "kB" }, [M_PTE] = { "child-vmpte", "kB" },
+	[M_PTE_FIRST] = { "child-vmpte-first", "kB" },
 	[M_COW] = { "cow-size", "MiB" }, [M_RTT] = { "bgsave-rtt", "us" },
 };
 
@@ -661,6 +665,7 @@ static double value(const struct round *r, int m)
 	case M_USED_AFTER: return r->used_after - r->used_before;
 	case M_RSS_AFTER: return r->rss_after;
 	case M_PTE: return r->child_pte;
+	case M_PTE_FIRST: return r->child_pte_first;
 	case M_COW: return r->cow_mb;
 	case M_RTT: return r->bgsave_rtt_us;
 	}
