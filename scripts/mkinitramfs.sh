@@ -3,7 +3,7 @@
 # Pack the guest payload into an initramfs: busybox, bash, the programs of
 # guest-tools.txt (and guest-tools-distro.txt for *-distro variants), the host's shared
 # libraries that the payload needs (found with ldd), build/guest (tests, tools) and the
-# kernel selftests, plus /init and the command to run.
+# kernel selftests, the kernel's configuration, plus /init and the command to run.
 #
 #   mkinitramfs.sh VARIANT OUTPUT.cpio.gz COMMAND [ARGS...]
 set -euo pipefail
@@ -34,6 +34,12 @@ if [ -d "$KOUT/kselftest" ]; then
 	mkdir -p "$root/mmext/kselftest"
 	(cd "$KOUT/kselftest" && find . -type f ! -name '*.o' ! -name '*.d' ! -name '*.log' -print0 |
 		cpio -0 -pdm --quiet "$root/mmext/kselftest")
+fi
+# The kernel's configuration where scripts look for it (va_high_addr_switch.sh does).
+kdir=$KOUT/$v
+if [ -f "$kdir/.config" ] && [ -f "$kdir/include/config/kernel.release" ]; then
+	mkdir -p "$root/boot"
+	cp "$kdir/.config" "$root/boot/config-$(cat "$kdir/include/config/kernel.release")"
 fi
 cp "$MMEXT_ROOT/scripts/guest-init" "$root/init"
 chmod +x "$root/init"

@@ -4,7 +4,7 @@
 # command in the guest, and exit with the guest command's status.
 #
 #   vm.sh [--base 6.12|7.3] [--rootfs] [-k stock|patched] [-t SECONDS] [-l LOGDIR] [-m MEM]
-#         -- COMMAND [ARGS...]
+#         [-c CPUS] -- COMMAND [ARGS...]
 #   vm.sh -h    this text
 #
 # COMMAND runs as root in the guest, with the repo's build/guest payload at /mmext
@@ -15,7 +15,8 @@
 # and checks. --base (or
 # MMEXT_BASE) picks the kernel base, 6.12 by default. DEBUG=1 boots the *-debug build,
 # BENCH=1 the *-bench one, DISTRO=1 the one from Debian's configuration
-# (*-distro[-debug]). MMEXT_ACCEL=kvm|tcg forces the accelerator; otherwise KVM is
+# (*-distro[-debug]). CPUS (an even number, default 2) are split between two NUMA
+# nodes, as the memory is. MMEXT_ACCEL=kvm|tcg forces the accelerator; otherwise KVM is
 # probed once per machine and TCG used if it hangs.
 # The run fails (exit 1) if the guest's dmesg has BUG:, WARNING:, Oops, KASAN, lockdep or
 # kmemleak reports, even when COMMAND passed; 124 on timeout. LOGDIR gets console.log,
@@ -24,21 +25,25 @@ set -euo pipefail
 if [ "${1:-}" = --base ]; then export MMEXT_BASE=${2:?--base needs 6.12 or 7.3}; shift 2; fi
 . "$(dirname "$0")/lib.sh"
 
-kernel=patched timeout=1800 logdir="" mem=3G rootfs=""
+kernel=patched timeout=1800 logdir="" mem=3G cpus=2 rootfs=""
 [ "${1:-}" = --help ] && usage 0
 if [ "${1:-}" = --rootfs ]; then
 	rootfs=$("$MMEXT_ROOT/scripts/mkrootfs.sh") || die "no root filesystem image"
 	shift
 fi
-while getopts "hk:t:l:m:" o; do
+while getopts "hk:t:l:m:c:" o; do
 	case $o in
 	k) kernel=$OPTARG ;; t) timeout=$OPTARG ;; l) logdir=$OPTARG ;; m) mem=$OPTARG ;;
+	c) cpus=$OPTARG ;;
 	h) usage 0 ;;
 	*) usage ;;
 	esac
 done
 shift $((OPTIND - 1))
 [ "${1:-}" = -- ] && shift
+case $cpus in
+*[!0-9]*|''|*[13579]|0) die "-c takes an even number of CPUs, not '$cpus'" ;;
+esac
 [ $# -gt 0 ] || die "no guest command given"
 
 v=$(variant_name "$kernel")
@@ -74,16 +79,18 @@ esac
 initrd=$BASE_BUILD/guest-$v.cpio.gz
 "$MMEXT_ROOT/scripts/mkinitramfs.sh" "$v" "$initrd" "$@"
 
-# Two NUMA nodes, one vCPU (its own socket: CPUs sharing a cache across nodes make the
-# kernel warn) and half the memory each: migration between nodes and NUMA balancing run
-# in every guest.
+# Two NUMA nodes, half the vCPUs (a socket each: CPUs sharing a cache across nodes make
+# the kernel warn) and half the memory each: migration between nodes and NUMA balancing
+# run in every guest.
 case $mem in
 *G) mem_mb=$(( ${mem%G} * 1024 )) ;; *M) mem_mb=${mem%M} ;; *) die "-m takes NG or NM, not '$mem'" ;;
 esac
 node_mb=$((mem_mb / 2))
+cpu_range() { [ $((cpus / 2)) = 1 ] && echo "$1" || echo "$1-$(($1 + cpus / 2 - 1))"; }
 numa_args=(-object "memory-backend-ram,id=m0,size=${node_mb}M"
 	   -object "memory-backend-ram,id=m1,size=$((mem_mb - node_mb))M"
-	   -numa node,nodeid=0,cpus=0,memdev=m0 -numa node,nodeid=1,cpus=1,memdev=m1)
+	   -numa "node,nodeid=0,cpus=$(cpu_range 0),memdev=m0"
+	   -numa "node,nodeid=1,cpus=$(cpu_range $((cpus / 2))),memdev=m1")
 
 disk_args=() root_arg=""
 if [ -n "$rootfs" ]; then
@@ -93,9 +100,9 @@ if [ -n "$rootfs" ]; then
 	root_arg=" mmext.root=/dev/vda"
 fi
 
-say "booting $v ($accel, $mem, timeout ${timeout}s${rootfs:+, root $(basename "$rootfs")}): $*"
+say "booting $v ($accel, $cpus CPUs, $mem, timeout ${timeout}s${rootfs:+, root $(basename "$rootfs")}): $*"
 rc=0
-timeout --foreground -k 5 "$timeout" qemu-system-x86_64 "${accel_args[@]}" -smp 2,sockets=2,cores=1,threads=1 -m "$mem" "${numa_args[@]}" \
+timeout --foreground -k 5 "$timeout" qemu-system-x86_64 "${accel_args[@]}" -smp $cpus,sockets=$cpus,cores=1,threads=1 -m "$mem" "${numa_args[@]}" \
 	-nographic -no-reboot -monitor none -nic none \
 	-kernel "$image" -initrd "$initrd" "${disk_args[@]}" \
 	-append "console=ttyS0 panic=-1 loglevel=6 log_buf_len=4M printk.devkmsg=on brd.rd_nr=3 brd.rd_size=524288$root_arg" \
