@@ -3,8 +3,9 @@
 # AFL++ on a target that populates MiB of memory before its deferred fork server starts
 # (./afl_target), plain fork against COW page tables, in a Debian guest (vm.sh
 # --rootfs): Debian's afl-fuzz runs for a fixed time as is and under ./cowrun, in pairs
-# (ABBA), with the same seed input and random seed. Per run: executions per second,
-# the corpus (paths) found, and the fork server's COW state as the target reports it.
+# (ABBA), with the same seed input and random seed; on a kernel without COW page tables
+# (stock), plain runs alone. Per run: executions per second, the corpus (paths) found,
+# and the fork server's COW state as the target reports it.
 #
 #   real_afl.sh [--mb N] [--seconds S] [--runs PAIRS]
 set -u
@@ -28,8 +29,10 @@ skip() {
 }
 command -v afl-fuzz > /dev/null || skip "no afl-fuzz here (the Debian guest has it: vm.sh --rootfs)"
 [ -x "$here/afl_target" ] || skip "afl_target not built (bench/Makefile: afl-cc)"
-[ -r /sys/kernel/mm/cow_pte/prctl_option ] || skip "the kernel has no COW page tables"
+cow=1
+[ -r /sys/kernel/mm/cow_pte/prctl_option ] || cow=0
 echo "real_afl: $(afl-fuzz -h 2>&1 | grep -m1 -o 'afl-fuzz++[0-9a-z.]*'), target $mb MiB, $seconds s per run"
+[ $cow = 1 ] || echo "real_afl: plain runs only (the kernel has no COW page tables)"
 
 in=/tmp/afl-in
 rm -rf "$in" && mkdir -p "$in"
@@ -77,7 +80,8 @@ one() {
 	rm -rf "$out"
 }
 for i in $(seq "$runs"); do
-	if [ $((i % 2)) = 1 ]; then one plain "$i"; one cow_pte "$i"
+	if [ $cow = 0 ]; then one plain "$i"
+	elif [ $((i % 2)) = 1 ]; then one plain "$i"; one cow_pte "$i"
 	else one cow_pte "$i"; one plain "$i"; fi
 done
 

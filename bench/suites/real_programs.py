@@ -2,14 +2,15 @@
 """Real programs on COW page tables: Debian's redis-server saving a 1 GiB dataset
 (BGSAVE) and AFL++ fuzzing a target that populates 1 GiB before its fork server starts,
 each plainly and under bench/cowrun, in one patched guest booted on the Debian root
-filesystem (scripts/vm.sh --rootfs). Interface: see anon_names.py."""
+filesystem (scripts/vm.sh --rootfs); plainly alone in the stock guest, whose figures
+stand beside the patched kernel's plain ones. Interface: see anon_names.py."""
 
 import pairstats
 
 KEY = "real_programs"
 TITLE = "Real programs: Redis and AFL++ on COW page tables (`cowrun`, `PR_COW_PTE`)"
-# COW and plain run side by side in the patched guest; stock has nothing to compare.
-TARGETS = ("patched",)
+# COW and plain run side by side in the patched guest; stock runs plain alone.
+TARGETS = ("stock", "patched")
 ROOTFS = True
 # Two 1 GiB datasets to populate and fuzzing runs of fixed length: about 8 minutes
 # alone, past a quick run's budget; `bench/run.sh --quick --only real_programs` runs it.
@@ -56,9 +57,10 @@ SECONDS = {"populate": 60, "round": 40, "afl_start": 40}
 
 def estimate(mode, target):
     p = PLAN[mode]
+    kinds = 1 if target == "stock" else 2     # plain alone, or plain and COW
     mkeys = p["keys"] * p["size"] / (1 << 30)
-    t = 2 * mkeys * SECONDS["populate"] + 2 * p["redis_pairs"] * mkeys * SECONDS["round"]
-    t += 2 * p["afl_pairs"] * (p["afl_seconds"] * LONGER + SECONDS["afl_start"])
+    t = kinds * mkeys * (SECONDS["populate"] + p["redis_pairs"] * SECONDS["round"])
+    t += kinds * p["afl_pairs"] * (p["afl_seconds"] * LONGER + SECONDS["afl_start"])
     return int(t + 10)
 
 
@@ -119,6 +121,14 @@ def _med(r, scale, digits):
     return "–" if r is None else f"{r['median'] * scale:.{digits}f}"
 
 
+def _rdb(rdb, who, same=""):
+    """The RDB check's sentence for one guest's record, without its end."""
+    return (f"RDB check{who}: record checksum `{rdb.get('sum')}`{same} "
+            f"{'identical in all' if rdb.get('same') else '**NOT identical** across the'} "
+            f"{rdb.get('runs')} saves; all saves "
+            f"{'succeeded' if rdb.get('saves_ok') else '**did not succeed**'}")
+
+
 def _plot(ctx):
     import matplotlib.pyplot as plt
     panels = [("Redis fork (ms)", [("fork", 1e-3)]),
@@ -163,16 +173,18 @@ def report(ctx):
     afl = ctx.one(target="patched", group="execs", backend="plain")
     if afl and afl.get("mb"):
         p["afl_mb"] = afl["mb"]
-    md = ["Debian 12's own `redis-server` and `afl-fuzz`, unmodified, in the patched guest "
-          "booted on the Debian root filesystem (`scripts/mkrootfs.sh`, `vm.sh --rootfs`). "
+    md = ["Debian 12's own `redis-server` and `afl-fuzz`, unmodified, in the guests booted "
+          "on the Debian root filesystem (`scripts/mkrootfs.sh`, `vm.sh --rootfs`). "
           "The COW runs start the program under `bench/cowrun`, the one prefix: "
           "`mmext run --cow-pte --` where the CLI and kernel pass the opt-in across exec, "
           "else an LD_PRELOAD shim (`bench/cow_pte_preload.c`) that makes the program "
           "itself call `prctl(PR_COW_PTE)` before `main()`; the plain runs are the same "
-          "programs without it, in the same boot.", "",
+          "programs without it, in the same boot; the stock guest runs them plainly "
+          "alone.", "",
           f"**Redis** (`bench/real_redis.sh`, `bench/redis_save.c`): two servers, plain and "
-          f"COW, each populated with {p['keys']:,} keys of {p['size']} bytes (`DEBUG "
-          "POPULATE`); BGSAVE rounds alternate between them (ABBA). During each round one "
+          f"COW (the stock guest: the plain one alone), each populated with {p['keys']:,} "
+          f"keys of {p['size']} bytes (`DEBUG POPULATE`); BGSAVE rounds alternate between "
+          "them (ABBA). During each round one "
           "client writes without pause over the Unix socket, storing the value each key "
           "already has (so every write replaces the value's memory, as an update does, and "
           "the data never changes); latency is per write, from half a second before the "
@@ -180,30 +192,36 @@ def report(ctx):
           "a checksum of the saved records, independent of their order and of the header "
           "(creation time), must be the same in every save of both servers, and the "
           "servers' `DEBUG DIGEST` the same before and after the rounds.", ""]
-    u = ctx.one(target="patched", group="redis", case="unavailable")
-    if u:
-        md += [f"Redis: SKIP: {u.get('reason')}", ""]
+    for t in ("stock", "patched"):
+        u = ctx.one(target=t, group="redis", case="unavailable")
+        if u:
+            md += [f"Redis ({t}): SKIP: {u.get('reason')}", ""]
     rows = []
     for g, label, scale, digits in REDIS_ROWS:
+        s = ctx.one(target="stock", group=g, backend="plain")
         a = ctx.one(target="patched", group=g, backend="plain")
         b = ctx.one(target="patched", group=g, backend="cow_pte")
-        if a or b:
+        if s or a or b:
             ri = ratio(ctx, g)
-            rows.append(f"| {label} | {_med(a, scale, digits)} | {_med(b, scale, digits)} | "
-                        f"{fmt_ri(ri)} |")
+            rows.append(f"| {label} | {_med(s, scale, digits)} | {_med(a, scale, digits)} | "
+                        f"{_med(b, scale, digits)} | {fmt_ri(ri)} |")
     if rows:
-        n = (ctx.one(target="patched", group="fork", backend="plain") or {}).get("runs", 0)
-        md += [f"Medians of {n} round{'s' if n != 1 else ''} each:", "",
-               "| measure | plain fork | COW page tables | COW / plain |",
-               "|---|---|---|---|"] + rows + [""]
+        n = (ctx.one(target="patched", group="fork", backend="plain")
+             or ctx.one(target="stock", group="fork", backend="plain") or {}).get("runs", 0)
+        md += [f"Medians of {n} round{'s' if n != 1 else ''} each (the stock kernel has "
+               "no COW page tables: its server forks plainly):", "",
+               "| measure | stock kernel | patched, plain fork | patched, COW page tables "
+               "| COW / plain |", "|---|---|---|---|---|"] + rows + [""]
     rdb = ctx.one(target="patched", group="rdb", case="checksum")
     if rdb:
-        md += [f"RDB check: record checksum `{rdb.get('sum')}` "
-               f"{'identical in all' if rdb.get('same') else '**NOT identical** across the'} "
-               f"{rdb.get('runs')} saves; all saves "
-               f"{'succeeded' if rdb.get('saves_ok') else '**did not succeed**'}; dataset "
-               f"digests {'identical' if rdb.get('digests_same') else '**differ**'} "
+        md += [_rdb(rdb, "") + f"; dataset digests "
+               f"{'identical' if rdb.get('digests_same') else '**differ**'} "
                f"(`{str(rdb.get('digest_plain'))[:16]}…`).", ""]
+    srdb = ctx.one(target="stock", group="rdb", case="checksum")
+    if srdb:
+        same = ("" if not rdb else ", the patched guest's" if rdb.get("sum") == srdb.get("sum")
+                else " (**not** the patched guest's)")
+        md += [_rdb(srdb, ", stock kernel", same) + ".", ""]
 
     md += [f"**AFL++** (`bench/real_afl.sh`, `bench/afl_target.c`, built with Debian's "
            f"`afl-cc`): the target maps and writes {p['afl_mb']} MiB (4 KiB pages) and then "
@@ -212,18 +230,20 @@ def report(ctx):
            "seed input with a fixed random seed, plain and COW in alternation; the "
            "target reports its fork server's `PR_COW_PTE` state, which must be on in the "
            "COW runs.", ""]
-    u = ctx.one(target="patched", group="afl", case="unavailable")
-    if u:
-        md += [f"AFL++: SKIP: {u.get('reason')}", ""]
+    for t in ("stock", "patched"):
+        u = ctx.one(target=t, group="afl", case="unavailable")
+        if u:
+            md += [f"AFL++ ({t}): SKIP: {u.get('reason')}", ""]
     arows = []
-    for r in sorted(ctx.find(target="patched", group="afl-run"),
-                    key=lambda r: (r.get("run", 0), r.get("backend") != "plain")):
-        arows.append(f"| {r.get('run')} | {r.get('backend')} | {r.get('execs_per_sec')} | "
-                     f"{r.get('execs')} | {r.get('corpus')} ({r.get('found')} found) | "
-                     f"{r.get('edges')} | {r.get('cow_state')} |")
+    for t in ("stock", "patched"):
+        for r in sorted(ctx.find(target=t, group="afl-run"),
+                        key=lambda r: (r.get("run", 0), r.get("backend") != "plain")):
+            arows.append(f"| {t} | {r.get('run')} | {r.get('backend')} | "
+                         f"{r.get('execs_per_sec')} | {r.get('execs')} | {r.get('corpus')} "
+                         f"({r.get('found')} found) | {r.get('edges')} | {r.get('cow_state')} |")
     if arows:
-        md += ["| pair | fork | execs/s | execs | corpus (found) | edges | fork server "
-               "COW state |", "|---|---|---|---|---|---|---|"] + arows + [""]
+        md += ["| kernel | run | fork | execs/s | execs | corpus (found) | edges | fork "
+               "server COW state |", "|---|---|---|---|---|---|---|---|"] + arows + [""]
         for g, label in (("execs", "execs/s"), ("paths", "corpus")):
             ri = ratio(ctx, g)
             if ri:

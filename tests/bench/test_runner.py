@@ -429,8 +429,24 @@ class RealProgramsReport(SuiteReport):
         self.assertIn("**NOT identical**", md)
         md = self.render([dict(target="patched", suite="real_programs", group="afl",
                                case="unavailable", reason="no afl-fuzz here")])
-        self.assertIn("AFL++: SKIP: no afl-fuzz here", md)
+        self.assertIn("AFL++ (patched): SKIP: no afl-fuzz here", md)
         self.assertIn("not measured", md)
+
+    def test_stock_beside_patched(self):
+        recs = real_records(self.GOOD) + [
+            dict(target="stock", suite="real_programs", group="fork", backend="plain",
+                 median=2.0, runs=1),
+            dict(target="stock", suite="real_programs", group="rdb", case="checksum",
+                 sum="1-2-3", same=True, saves_ok=True, runs=1, digest_plain="ab",
+                 digest_cow=None, digests_same=None)]
+        md = self.render(recs)
+        self.assertIn("| fork (latest_fork_usec, ms) | 0.00 | 0.00 | 0.00 |", md)
+        self.assertIn("stock kernel: record checksum `1-2-3`, the patched guest's", md)
+        recs[-1]["sum"] = "9-9-9"
+        self.assertIn("(**not** the patched guest's)", self.render(recs))
+        # Plain alone on stock: half the patched guest's time.
+        self.assertLess(real_programs.estimate("full", "stock"),
+                        real_programs.estimate("full", "patched"))
 
     def test_runs_and_plan(self):
         self.assertTrue(real_programs.ROOTFS)
