@@ -219,7 +219,7 @@ def report(ctx):
                f"(`{str(rdb.get('digest_plain'))[:16]}…`).", ""]
     srdb = ctx.one(target="stock", group="rdb", case="checksum")
     if srdb:
-        same = ("" if not rdb else ", the patched guest's" if rdb.get("sum") == srdb.get("sum")
+        same = ("" if not rdb else " (the patched guest's)" if rdb.get("sum") == srdb.get("sum")
                 else " (**not** the patched guest's)")
         md += [_rdb(srdb, ", stock kernel", same) + ".", ""]
 

@@ -441,7 +441,7 @@ class RealProgramsReport(SuiteReport):
                  digest_cow=None, digests_same=None)]
         md = self.render(recs)
         self.assertIn("| fork (latest_fork_usec, ms) | 0.00 | 0.00 | 0.00 |", md)
-        self.assertIn("stock kernel: record checksum `1-2-3`, the patched guest's", md)
+        self.assertIn("stock kernel: record checksum `1-2-3` (the patched guest's) identical", md)
         recs[-1]["sum"] = "9-9-9"
         self.assertIn("(**not** the patched guest's)", self.render(recs))
         # Plain alone on stock: half the patched guest's time.
