@@ -14,8 +14,8 @@
 #   mainline  (not run by default) stock and patched on the mainline base, 7.3: the same
 #           as "tests/run.sh --base 7.3", whose tiers are stock and patched only
 #   distro  (not by default: hours) Debian-config kernels through tests/distro/guest.sh;
-#           DISTRO_PARTS runs part of it, DISTRO_VM_CPUS gives its guests more vCPUs
-#           than 2 (migration's tests want 3 or more); guest.sh's variables
+#           DISTRO_PARTS runs part of it, DISTRO_VM_CPUS sets its guests' vCPUs
+#           (4: migration's tests want 3 or more); guest.sh's variables
 #           (VMTESTS_CATEGORIES, VMTESTS_TIMEOUT, STRESS_SECONDS, TRINITY_SECONDS,
 #           FUZZ_SECONDS) reach the guest
 # A selftest that passes in selftests-baseline.txt (stock's results) must pass everywhere;
@@ -215,7 +215,7 @@ for tier in $tiers; do
 		# (enabled=2 lets trinity's and uapi_fuzz's unprivileged processes keep it).
 		[ $tier = patched-distro-cow-all ] &&
 			cmd="echo 2 > /sys/kernel/mm/cow_pte/enabled || exit 1; ${cmd/exec /exec mmext run --cow-pte -- }"
-		DISTRO=1 "$MMEXT_ROOT/scripts/vm.sh" -k $k -m 4G -c "${DISTRO_VM_CPUS:-2}" -t $vm_t -l "$BASE_BUILD/logs/vm-$tier" -- sh -c "$cmd"
+		DISTRO=1 "$MMEXT_ROOT/scripts/vm.sh" -k $k -m 4G -c "${DISTRO_VM_CPUS:-4}" -t $vm_t -l "$BASE_BUILD/logs/vm-$tier" -- sh -c "$cmd"
 		rc=$?
 		cp "$BASE_BUILD/logs/vm-$tier/output.log" "$out" 2>/dev/null || : > "$out"
 		if [ $rc = 1 ] && [ -s "$BASE_BUILD/logs/vm-$tier/splats.log" ]; then
