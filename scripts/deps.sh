@@ -15,7 +15,7 @@ pkgs=(
 	mandoc                                                            # man page lint
 	python3-matplotlib                                                # benchmark plots
 	poppler-utils                                                     # pdftoppm, reference pages bench
-	stress-ng trinity                                                 # distro tier's guest
+	stress-ng trinity psmisc                                          # distro tier's guest
 	mmdebstrap e2fsprogs                                              # Debian guest root (mkrootfs.sh)
 	afl++                                                             # afl-cc, real programs bench
 	dpkg-dev debhelper fakeroot lintian pkg-config                    # packages and their test

@@ -174,10 +174,10 @@ part_trinity() {
 	rc=$? ran=$((SECONDS - start))
 	sleep 5
 	taint1=$(cat /proc/sys/kernel/tainted)
-	left=$(ps -o pid,user,stat,comm 2>/dev/null | awk -v u=$nobody '$2 == "nobody" || $2 == u {print $1}')
+	left=$(ps -e -o pid,user,stat,comm 2>/dev/null | awk -v u=$nobody '$2 == "nobody" || $2 == u {print $1}')
 	tail -n 40 $dir/log | sed 's/^/# trinity: /'
 	echo "# trinity: exit $rc after ${ran}s, tainted $taint0 -> $taint1, processes of nobody left: ${left:-none}"
-	[ -n "$left" ] && ps -o pid,user,stat,comm | sed 's/^/# trinity: /' && kill -9 $left 2>/dev/null
+	[ -n "$left" ] && ps -e -o pid,user,stat,comm | sed 's/^/# trinity: /' && kill -9 $left 2>/dev/null
 	# The normal end is our SIGINT at the time limit, whatever trinity then returns; a
 	# tainted kernel, stuck processes, no stop within 60 s (137) or an early end fail.
 	if [ "$taint1" != "$taint0" ] || [ -n "$left" ] || [ $rc = 137 ] || [ $ran -lt "$secs" ]; then
