@@ -295,12 +295,19 @@ cmd_config() {
 }
 
 cmd_build() {
-	local v src out
+	local v src out lock
 	export CCACHE_BASEDIR=$MMEXT_BUILD CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+	out=$(variant_dir "$1")
+	# Two builds in one object dir break each other's objects: the second waits.
+	mkdir -p "$(dirname "$out")"
+	exec {lock}>"$out.lock"
+	if ! flock -n "$lock"; then
+		say "waiting for another build in $out"
+		flock "$lock"
+	fi
 	cmd_config "$1"
 	v=$(variant_name "$1")
 	src=$(variant_src "$v")
-	out=$(variant_dir "$1")
 	say "building $v kernel in $out"
 	local t0=$SECONDS
 	make_k "$src" "$out" bzImage 2>&1 | tee "$out/build.log"
@@ -312,6 +319,7 @@ cmd_build() {
 	fi
 	make_k "$src" "$out" headers >/dev/null
 	say "built $v in $((SECONDS - t0)) s: $(make_k "$src" "$out" kernelrelease)"
+	exec {lock}>&-
 }
 
 # Every patch of the queue builds: one object dir, rebuilt incrementally commit by commit
