@@ -167,8 +167,9 @@ cmd_import() {
 	local p n=0
 	while read -r p; do
 		[ -f "$QUEUE_DIR/patches/$p" ] || die "series names $p, which is not in kernel/patches"
-		git_k am -q --keep-cr "$QUEUE_DIR/patches/$p" ||
-			die "patch $p does not apply; fix it in build/linux ('git am --show-current-patch')"
+		# --whitespace=error: checkpatch.pl does not see a blank line added at a file's end.
+		git_k am -q --keep-cr --whitespace=error "$QUEUE_DIR/patches/$p" ||
+			die "patch $p does not apply cleanly; fix it in build/linux ('git am --show-current-patch')"
 		n=$((n + 1))
 	done < <(queue_patches)
 	local mt sum f
