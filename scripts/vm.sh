@@ -19,7 +19,8 @@
 # nodes, as the memory is. MMEXT_ACCEL=kvm|tcg forces the accelerator; otherwise KVM is
 # probed once per machine and TCG used if it hangs.
 # The run fails (exit 1) if the guest's dmesg has BUG:, WARNING:, Oops, KASAN, lockdep or
-# kmemleak reports, even when COMMAND passed; 124 on timeout. LOGDIR gets console.log,
+# kmemleak reports, even when COMMAND passed; 124 on timeout, 125 if the guest ended
+# without reporting the command's status (it was killed, or it panicked). LOGDIR gets console.log,
 # output.log (the command's output) and dmesg.log.
 set -euo pipefail
 if [ "${1:-}" = --base ]; then export MMEXT_BASE=${2:?--base needs 6.12 or 7.3}; shift 2; fi
@@ -119,8 +120,8 @@ sed -n '/^MMEXT-OUTPUT-BEGIN$/,/^MMEXT-OUTPUT-END$/p' "$logdir/channel.log" | se
 sed -n '/^MMEXT-DMESG-BEGIN$/,/^MMEXT-DMESG-END$/p' "$logdir/channel.log" | sed '1d;$d' > "$logdir/dmesg.log"
 status=$(sed -n 's/^MMEXT-EXIT \([0-9]*\)$/\1/p' "$logdir/channel.log" | tail -n1)
 if [ -z "$status" ]; then
-	say "guest ended without reporting a status (panic or crash?): see $logdir/console.log"
-	exit 1
+	say "guest ended without reporting a status (hang, panic or crash?): see $logdir/console.log"
+	exit 125
 fi
 
 # A splat fails the run whatever the command said.

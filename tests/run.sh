@@ -136,6 +136,27 @@ tally() {
 	done < <(grep '^RESULT ' "$file")
 }
 
+# guest_ended TIER RC: take the guest's output as the tier's results, and fail the tier
+# if the run itself went wrong (vm.sh's status RC): results before a splat, a hang or a
+# crash are not the tier's whole result.
+guest_ended() {
+	local logdir=$BASE_BUILD/logs/vm-$1 why=
+	cp "$logdir/output.log" "$out" 2>/dev/null || : > "$out"
+	if [ "$2" = 1 ] && [ -s "$logdir/splats.log" ]; then
+		why="kernel splat in dmesg ($logdir/splats.log)"
+	elif [ "$2" = 124 ]; then
+		why="guest timed out ($logdir/console.log)"
+	elif [ "$2" = 125 ]; then
+		why="guest ended without reporting a status: killed, hung or crashed ($logdir/console.log)"
+	elif ! grep -q '^RESULT ' "$out"; then
+		why="guest run produced no results (exit $2; $logdir/console.log)"
+	fi
+	if [ -n "$why" ]; then
+		failures+=("$1: $why")
+		total_fail=$((total_fail + 1))
+	fi
+}
+
 for tier in $tiers; do
 	echo "### tier $tier"
 	tier_start=$SECONDS
@@ -178,15 +199,7 @@ for tier in $tiers; do
 				/mmext/tests/run-suite.sh -t $suite_t "${no_retry[@]}" /mmext/bin/tests.list \
 				-R $guest_list
 		fi
-		rc=$?
-		cp "$BASE_BUILD/logs/vm-$tier/output.log" "$out" 2>/dev/null || : > "$out"
-		if [ $rc = 1 ] && [ -s "$BASE_BUILD/logs/vm-$tier/splats.log" ]; then
-			failures+=("$tier: kernel splat in dmesg ($BASE_BUILD/logs/vm-$tier/splats.log)")
-			total_fail=$((total_fail + 1))
-		elif ! grep -q '^RESULT ' "$out"; then
-			failures+=("$tier: guest run produced no results (exit $rc; $BASE_BUILD/logs/vm-$tier/console.log)")
-			total_fail=$((total_fail + 1))
-		fi
+		guest_ended $tier $?
 		;;
 	stock-distro|patched-distro|patched-distro-cow-all)
 		# Built here, not above: a kernel whose configuration fails fails its tier only.
@@ -216,18 +229,7 @@ for tier in $tiers; do
 		[ $tier = patched-distro-cow-all ] &&
 			cmd="echo 2 > /sys/kernel/mm/cow_pte/enabled || exit 1; ${cmd/exec /exec mmext run --cow-pte -- }"
 		DISTRO=1 "$MMEXT_ROOT/scripts/vm.sh" -k $k -m 4G -c "${DISTRO_VM_CPUS:-4}" -t $vm_t -l "$BASE_BUILD/logs/vm-$tier" -- sh -c "$cmd"
-		rc=$?
-		cp "$BASE_BUILD/logs/vm-$tier/output.log" "$out" 2>/dev/null || : > "$out"
-		if [ $rc = 1 ] && [ -s "$BASE_BUILD/logs/vm-$tier/splats.log" ]; then
-			failures+=("$tier: kernel splat in dmesg ($BASE_BUILD/logs/vm-$tier/splats.log)")
-			total_fail=$((total_fail + 1))
-		elif [ $rc = 124 ]; then
-			failures+=("$tier: guest timed out after ${vm_t}s ($BASE_BUILD/logs/vm-$tier/console.log)")
-			total_fail=$((total_fail + 1))
-		elif ! grep -q '^RESULT ' "$out"; then
-			failures+=("$tier: guest run produced no results (exit $rc; $BASE_BUILD/logs/vm-$tier/console.log)")
-			total_fail=$((total_fail + 1))
-		fi
+		guest_ended $tier $?
 		;;
 	mainline)
 		# The mainline base's own run; its totals and failures join this run's.
