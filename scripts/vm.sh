@@ -79,11 +79,14 @@ accel=$(pick_accel)
 # has the detector, or the kernel hands the unknown option to init).
 # QEMU 7.2's multi-threaded TCG can compute the flags of CMPXCHG16B from a stale condition
 # code state (SLUB's per-CPU fast path then ran on with reserved EFLAGS bits set and the
-# guest died of a double fault); without CX16 the guest's SLUB takes its locked path.
+# guest died of a double fault); without CX16, 6.12's SLUB takes its emulated path. Only
+# 6.12 is known to boot and to need it.
+tcg_cpu=max
+[ "$MMEXT_BASE" = 6.12 ] && tcg_cpu=max,-cx16
 slow_cpu=""
 case $accel in
 kvm) accel_args=(-accel kvm -cpu host) ;;
-*) accel_args=(-accel tcg,thread=multi -cpu max,-cx16)
+*) accel_args=(-accel tcg,thread=multi -cpu $tcg_cpu)
    slow_cpu=" rcupdate.rcu_cpu_stall_timeout=120"
    if grep -q '^CONFIG_SOFTLOCKUP_DETECTOR=y' "$(variant_dir "$kernel")/.config" 2>/dev/null; then
 	slow_cpu+=" watchdog_thresh=60"
