@@ -71,43 +71,73 @@ sudo_shim() {
 	export PATH=/tmp/distro-bin:$PATH
 }
 
+# parse_vmtests LOG TIMEDOUT: "NAME RC P F S" for each test run_vmtests.sh ran in LOG
+# ("mm/NAME_ARGS", case counts from its kselftest totals), and "# ..." notes.
+parse_vmtests() {
+	# A test still running at the time limit has a title and no verdict: a failure.
+	awk -v timedout="$2" '
+		function verdict(rc) { if (name != "") print name, rc, p, f, s; name = "" }
+		# A title is "running CMD" between two separator lines (of dashes with GNU
+		# tr; busybox tr garbles them); nested output has a second "# ".
+		/^# running / {
+			verdict(1)
+			name = substr($0, 11); sub(/^bash /, "", name); gsub(/\.\//, "", name)
+			gsub(/[^A-Za-z0-9_.+-]+/, "_", name); name = "mm/" name
+			p = f = s = ""
+		}
+		name != "" && match($0, /Totals: pass:[0-9]+ fail:[0-9]+ xfail:[0-9]+ xpass:[0-9]+ skip:[0-9]+/) {
+			split(substr($0, RSTART, RLENGTH), t, /[^0-9]+/); p = t[2]; f = t[3]; s = t[6]
+		}
+		/^# \[PASS\]$/ { verdict(0) } /^# \[SKIP\]$/ { verdict(4) } /^# \[FAIL\]$/ { verdict(1) }
+		END { if (name != "") { if (timedout) print "# " name ": timed out"; verdict(1) } }
+	' "$1"
+}
+
+# run_category CAT LOG SECONDS: run_vmtests.sh -t CAT into LOG, shown with a prefix;
+# its status, and whether it ran into the time limit, in rc and timedout.
+run_category() {
+	local cat=$1 log=$2 t=$3 start=$SECONDS
+	[ -w /dev/kmsg ] && echo "mmext: start run_vmtests -t $cat" > /dev/kmsg
+	run_group "$t" ./run_vmtests.sh -d -t "$cat" > "$log" 2>&1 < /dev/null
+	rc=$?
+	[ -w /dev/kmsg ] && echo "mmext: end run_vmtests -t $cat rc=$rc" > /dev/kmsg
+	sed "s/^/# $cat: /" "$log"
+	echo "# run_vmtests -t $cat: exit $rc in $((SECONDS - start))s"
+	# A killed run's status is the signal's, not 124: go by the clock.
+	timedout=$([ $((SECONDS - start)) -ge "$t" ] && echo 1 || echo 0)
+}
+
 # One run_vmtests.sh per category, each with its own time limit; each test it runs
-# becomes a RESULT line "mm/NAME_ARGS", with case counts from its kselftest totals.
+# becomes a RESULT line. A category where a test failed (but did not time out) runs
+# once more: a test that fails and then passes is reported FLAKY and passes, as
+# run-suite.sh reports its retries; one that fails twice fails.
 part_vmtests() {
-	local cats t=${VMTESTS_TIMEOUT:-1200} cat log rc start
+	local cats t=${VMTESTS_TIMEOUT:-1200} cat rc timedout name res p f s again
 	cd "$ks/mm" || { result mm/run_vmtests 1; return; }
 	cats=${VMTESTS_CATEGORIES:-$(grep -o 'CATEGORY="[a-z_0-9]*"' run_vmtests.sh | cut -d'"' -f2 | awk '!seen[$0]++')}
 	sudo_shim
 	for cat in $cats; do
-		log=/tmp/vmtests-$cat.log
-		start=$SECONDS
-		[ -w /dev/kmsg ] && echo "mmext: start run_vmtests -t $cat" > /dev/kmsg
-		run_group "$t" ./run_vmtests.sh -d -t "$cat" > "$log" 2>&1 < /dev/null
-		rc=$?
-		[ -w /dev/kmsg ] && echo "mmext: end run_vmtests -t $cat rc=$rc" > /dev/kmsg
-		sed "s/^/# $cat: /" "$log"
-		echo "# run_vmtests -t $cat: exit $rc in $((SECONDS - start))s"
-		# A test still running at the time limit has a title and no verdict: a failure.
-		# A killed run's status is the signal's, not 124: go by the clock.
-		awk -v timedout=$([ $((SECONDS - start)) -ge "$t" ] && echo 1 || echo 0) '
-			function verdict(rc) { if (name != "") print name, rc, p, f, s; name = "" }
-			# A title is "running CMD" between two separator lines (of dashes with GNU
-			# tr; busybox tr garbles them); nested output has a second "# ".
-			/^# running / {
-				verdict(1)
-				name = substr($0, 11); sub(/^bash /, "", name); gsub(/\.\//, "", name)
-				gsub(/[^A-Za-z0-9_.+-]+/, "_", name); name = "mm/" name
-				p = f = s = ""
-			}
-			name != "" && match($0, /Totals: pass:[0-9]+ fail:[0-9]+ xfail:[0-9]+ xpass:[0-9]+ skip:[0-9]+/) {
-				split(substr($0, RSTART, RLENGTH), t, /[^0-9]+/); p = t[2]; f = t[3]; s = t[6]
-			}
-			/^# \[PASS\]$/ { verdict(0) } /^# \[SKIP\]$/ { verdict(4) } /^# \[FAIL\]$/ { verdict(1) }
-			END { if (name != "") { if (timedout) print "# " name ": timed out"; verdict(1) } }
-		' "$log" | while read -r name rc p f s; do
-			case $name in '#') echo "$name $rc $p $f $s" ;; *) result "$name" "$rc" $p $f $s ;; esac
-		done
-		if ! grep -q '^# running ' "$log"; then
+		run_category "$cat" "/tmp/vmtests-$cat.log" "$t"
+		parse_vmtests "/tmp/vmtests-$cat.log" "$timedout" > "/tmp/vmtests-$cat.res"
+		: > "/tmp/vmtests-$cat.again"
+		if [ "$timedout" = 0 ] && grep -qv '^#\|^[^ ]* [04] ' "/tmp/vmtests-$cat.res"; then
+			echo "# run_vmtests -t $cat: a test failed; running the category again"
+			run_category "$cat" "/tmp/vmtests-$cat-again.log" "$t"
+			parse_vmtests "/tmp/vmtests-$cat-again.log" "$timedout" > "/tmp/vmtests-$cat.again"
+		fi
+		while read -r name res p f s; do
+			case $name in '#') echo "$name $res $p $f $s"; continue ;; esac
+			if [ "$res" != 0 ] && [ "$res" != 4 ]; then
+				again=$(awk -v n="$name" '$1 == n { print; exit }' "/tmp/vmtests-$cat.again")
+				if [ "${again#* }" != "$again" ] && [ "$(echo "$again" | cut -d' ' -f2)" = 0 ]; then
+					echo "# $name failed and passed on a retry"
+					echo "FLAKY $name"
+					read -r name res p f s <<< "$again"
+				fi
+			fi
+			result "$name" "$res" $p $f $s
+		done < "/tmp/vmtests-$cat.res"
+		if ! grep -q '^# running ' "/tmp/vmtests-$cat.log"; then
 			echo "# run_vmtests -t $cat ran nothing here"
 			result "mm/run_vmtests-$cat" "$([ $rc = 0 ] || [ $rc = 4 ] && echo 4 || echo "$rc")"
 		fi
