@@ -129,7 +129,7 @@ part_vmtests() {
 			case $name in '#') echo "$name $res $p $f $s"; continue ;; esac
 			if [ "$res" != 0 ] && [ "$res" != 4 ]; then
 				again=$(awk -v n="$name" '$1 == n { print; exit }' "/tmp/vmtests-$cat.again")
-				if [ "${again#* }" != "$again" ] && [ "$(echo "$again" | cut -d' ' -f2)" = 0 ]; then
+				if [ "${again%% *}" = "$name" ] && [ "$(echo "$again" | cut -d' ' -f2)" = 0 ]; then
 					echo "# $name failed and passed on a retry"
 					echo "FLAKY $name"
 					read -r name res p f s <<< "$again"
