@@ -9,16 +9,19 @@
 #   kernel.sh export           write build/linux's commits back to kernel/patches + series
 #   kernel.sh build VARIANT    build bzImage and uapi headers (VARIANT: stock|patched; DEBUG=1
 #                              adds KASAN and kmemleak, BENCH=1 drops lockdep and DEBUG_VM,
-#                              DISTRO=1 starts from Debian's configuration instead of
-#                              tinyconfig; each in a separate object dir)
+#                              FUZZ=1 is DEBUG=1 plus KCOV (syzkaller's kernel), KCSAN=1
+#                              the data-race detector, DISTRO=1 starts from Debian's
+#                              configuration instead of tinyconfig; each in a separate
+#                              object dir)
 #   kernel.sh config VARIANT   only write VARIANT's .config (as build does first)
 #   kernel.sh each [FIRST]     build the patched configuration at every patch of the queue
 #                              (from patch FIRST, a number), in a worktree of build/linux:
 #                              each patch must build; run it before exporting a reordered
 #                              or reworked queue
 #   kernel.sh selftests        build the patched tree's tools/testing/selftests/{mm,proc}
-#   kernel.sh outdir VARIANT   print the build directory of VARIANT (as DEBUG and BENCH
-#                              select: build/out/VARIANT[-distro][-debug|-bench])
+#                              (with the uapi headers of the patched build DEBUG etc. select)
+#   kernel.sh outdir VARIANT   print the build directory of VARIANT (as DEBUG, BENCH, FUZZ,
+#                              KCSAN select: build/out/VARIANT[-distro][-debug|-bench|...])
 #   kernel.sh image VARIANT    print the path of VARIANT's bzImage in that directory
 # Paths are 6.12's; another base works in build/<base>/ (scripts/lib.sh: base_build) from
 # the queue in kernel/bases/<base>/. scripts/lib.sh alone maps a variant to its directory
@@ -220,7 +223,7 @@ cmd_export() {
 # A -distro variant starts from Debian's configuration and distro.config instead of
 # tinyconfig and base.config, and has the checks only with DEBUG=1.
 config_frags() {
-	local f list="base checks patched debug bench"
+	local f list="base checks patched debug bench fuzz kcsan"
 	case $1 in *-distro*) list="distro patched"; [ "${DEBUG:-0}" = 1 ] && list="$list checks debug" ;; esac
 	for f in $list; do
 		case $f in
@@ -228,8 +231,9 @@ config_frags() {
 			case $1 in patched*) ;; *) continue ;; esac
 			[ ! -f "$QUEUE_DIR/config/patched.config" ] || echo "$QUEUE_DIR/config/patched.config"
 			continue ;;
-		debug) [ "${DEBUG:-0}" = 1 ] || continue ;;
-		bench) [ "${BENCH:-0}" = 1 ] || continue ;;
+		# The fuzzing kernel is the debug kernel plus fuzz.config.
+		debug) case $1 in *-debug|*-fuzz) ;; *) continue ;; esac ;;
+		bench|fuzz|kcsan) case $1 in *-$f) ;; *) continue ;; esac ;;
 		esac
 		echo "$CONFIG_DIR/$f.config"
 		[ "$QUEUE_DIR" = "$MMEXT_ROOT/kernel" ] || [ ! -f "$QUEUE_DIR/config/$f.config" ] ||
@@ -353,10 +357,13 @@ cmd_each() {
 }
 
 # One build of the patched tree's selftests runs on every kernel: the queue's new tests
-# SKIP on stock, and the queue's selftest fixes apply to both.
+# SKIP on stock, and the queue's selftest fixes apply to both. The uapi headers come from
+# the patched build of the variant DEBUG, BENCH, FUZZ or KCSAN select (they are the same in
+# every configuration), so that variant needs no plain patched build.
 cmd_selftests() {
-	local out=$KOUT/kselftest hdr=$KOUT/patched/usr/include t
-	[ -d "$hdr" ] || die "build the patched kernel first (its uapi headers are needed)"
+	local out=$KOUT/kselftest hdr t
+	hdr=$(variant_dir patched)/usr/include
+	[ -d "$hdr" ] || die "build the patched kernel first ($hdr: its uapi headers are needed)"
 	sync_tree
 	say "building selftests (mm, proc) from the patched tree"
 	for t in mm proc; do

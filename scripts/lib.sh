@@ -48,18 +48,23 @@ BASE_TAG=mmext-base
 QUEUE_BRANCH=mmext
 
 # A variant is stock or patched, plus -distro when DISTRO=1 (Debian's own configuration
-# instead of tinyconfig), then -debug when DEBUG=1 (KASAN, kmemleak; with DISTRO=1 also
-# lockdep, DEBUG_VM) or -bench when BENCH=1 (no lockdep or DEBUG_VM, -O2: what benchmarks
-# measure).
+# instead of tinyconfig), then one of: -debug when DEBUG=1 (KASAN, kmemleak; with DISTRO=1
+# also lockdep, DEBUG_VM), -bench when BENCH=1 (no lockdep or DEBUG_VM, -O2: what
+# benchmarks measure), -fuzz when FUZZ=1 (the debug kernel with KCOV, for syzkaller),
+# -kcsan when KCSAN=1 (the data-race detector instead of KASAN).
 variant_name() {
-	local v=$1
+	local v=$1 f n=0 suffix=""
 	case $1 in stock|patched) ;; *) die "unknown kernel '$1' (stock or patched)";; esac
-	[ "${DEBUG:-0}" = 1 ] && [ "${BENCH:-0}" = 1 ] && die "DEBUG=1 and BENCH=1 exclude each other"
-	[ "${DISTRO:-0}" = 1 ] && [ "${BENCH:-0}" = 1 ] && die "DISTRO=1 and BENCH=1 exclude each other"
-	[ "${DISTRO:-0}" = 1 ] && v=$v-distro
-	if [ "${DEBUG:-0}" = 1 ]; then echo "$v-debug"
-	elif [ "${BENCH:-0}" = 1 ]; then echo "$v-bench"
-	else echo "$v"; fi
+	for f in DEBUG BENCH FUZZ KCSAN; do
+		[ "${!f:-0}" = 1 ] || continue
+		n=$((n + 1)) suffix=-${f,,}
+	done
+	[ $n -le 1 ] || die "DEBUG=1, BENCH=1, FUZZ=1 and KCSAN=1 exclude each other"
+	if [ "${DISTRO:-0}" = 1 ]; then
+		case $suffix in -bench|-fuzz|-kcsan) die "DISTRO=1 and ${suffix#-}=1 exclude each other" ;; esac
+		v=$v-distro
+	fi
+	echo "$v$suffix"
 }
 variant_src() { case $1 in stock*) echo "$KSTOCK";; *) echo "$KTREE";; esac; }
 # The only map from a kernel (stock or patched) to its build directory, in the variant

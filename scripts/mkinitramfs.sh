@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Pack the guest payload into an initramfs: busybox, bash, the programs of
-# guest-tools.txt (and guest-tools-distro.txt for *-distro variants), the host's shared
-# libraries that the payload needs (found with ldd), build/guest (tests, tools) and the
-# kernel selftests, the kernel's configuration, plus /init and the command to run.
+# guest-tools.txt (and guest-tools-distro.txt for *-distro and *-kcsan variants, whose
+# tiers run stress-ng), the host's shared libraries that the payload needs (found with
+# ldd), build/guest (tests, tools) and the kernel selftests, the kernel's configuration,
+# plus /init and the command to run.
 #
 #   mkinitramfs.sh VARIANT OUTPUT.cpio.gz COMMAND [ARGS...]
 set -euo pipefail
@@ -21,7 +22,7 @@ mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,dev,proc,sys,tmp,run,etc,root,mmext}
 cp /bin/busybox "$root/bin/busybox"
 cp "$(command -v bash)" "$root/bin/bash"
 tools=$MMEXT_ROOT/scripts/guest-tools.txt
-case $v in *-distro*) tools="$tools $MMEXT_ROOT/scripts/guest-tools-distro.txt" ;; esac
+case $v in *-distro*|*-kcsan) tools="$tools $MMEXT_ROOT/scripts/guest-tools-distro.txt" ;; esac
 # shellcheck disable=SC2086
 for tool in $(sed 's/#.*//' $tools 2>/dev/null); do
 	p=$(command -v "$tool" || true)

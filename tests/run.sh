@@ -13,6 +13,10 @@
 #           COW page tables forced on for every fork (/sys/kernel/mm/cow_pte/force_all)
 #   mainline  (not run by default) stock and patched on the mainline base, 7.3: the same
 #           as "tests/run.sh --base 7.3", whose tiers are stock and patched only
+#   kcsan   (not run by default) the data-race detector's kernels running the features'
+#           selftests and stress under force_all, on 2 and 4 vCPUs (tests/kcsan/run.sh)
+#   syzkaller  (not run by default) syzkaller on the patched fuzzing kernel for
+#           SYZ_SECONDS, then a summary with coverage (tests/syzkaller/run.sh)
 #   distro  (not by default: hours) Debian-config kernels through tests/distro/guest.sh;
 #           DISTRO_PARTS runs part of it, DISTRO_VM_CPUS sets its guests' vCPUs
 #           (4: migration's tests want 3 or more); guest.sh's variables
@@ -230,6 +234,14 @@ for tier in $tiers; do
 			cmd="echo 2 > /sys/kernel/mm/cow_pte/enabled || exit 1; ${cmd/exec /exec mmext run --cow-pte -- }"
 		DISTRO=1 "$MMEXT_ROOT/scripts/vm.sh" -k $k -m 4G -c "${DISTRO_VM_CPUS:-4}" -t $vm_t -l "$BASE_BUILD/logs/vm-$tier" -- sh -c "$cmd"
 		guest_ended $tier $?
+		;;
+	kcsan|syzkaller)
+		# Their own runners (tests/<tier>/run.sh) build their kernels and print RESULT lines.
+		"$MMEXT_ROOT/tests/$tier/run.sh" 2>&1 | tee "$out"
+		[ "${PIPESTATUS[0]}" = 0 ] || grep -q '^RESULT .* fail ' "$out" || {
+			failures+=("$tier: its runner failed without a result ($logs/$tier.tap)")
+			total_fail=$((total_fail + 1))
+		}
 		;;
 	mainline)
 		# The mainline base's own run; its totals and failures join this run's.
