@@ -6,25 +6,45 @@
 # The image is cached in build/rootfs/ under a hash of the package list and this
 # script: rebuilt only when one of them changes. Prints the image's path.
 #
-#   mkrootfs.sh [-f]    -f: rebuild even when the cached image is current
+#   mkrootfs.sh [-f] [--syzkaller]
 #   mkrootfs.sh -h      this text
 #
-# Needs root and mmdebstrap (scripts/deps.sh). scripts/vm.sh --rootfs boots it.
+# -f rebuilds even when the cached image is current. --syzkaller builds the image
+# syz-manager's qemu VMs boot instead (tests/syzkaller/): the same packages plus
+# openssh-server, busybox's init running tests/syzkaller/guest-rc and sshd, and root's
+# login by the key build/rootfs/syzkaller.key (generated once).
+# Needs root and mmdebstrap (scripts/deps.sh). scripts/vm.sh --rootfs boots the plain one.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-force=0
-case ${1:-} in
--h|--help) usage 0 ;;
--f) force=1 ;;
-'') ;;
-*) usage ;;
-esac
+force=0 flavour=debian-12
+while [ $# -gt 0 ]; do
+	case $1 in
+	-h|--help) usage 0 ;;
+	-f) force=1 ;;
+	--syzkaller) flavour=syzkaller ;;
+	*) usage ;;
+	esac
+	shift
+done
 
 list=$MMEXT_ROOT/scripts/rootfs-packages.txt
 dir=$MMEXT_BUILD/rootfs
-hash=$(cat "$list" "$0" | sha256sum | cut -c1-16)
-img=$dir/debian-12-$hash.ext2
+extra=() hooks=()
+if [ $flavour = syzkaller ]; then
+	rc=$MMEXT_ROOT/tests/syzkaller/guest-rc
+	key=$dir/syzkaller.key
+	mkdir -p "$dir"
+	[ -f "$key" ] || ssh-keygen -q -t ed25519 -N '' -C mmext-syzkaller -f "$key"
+	extra=(openssh-server)
+	# busybox's init reaps the orphans the fuzzer leaves and restarts sshd if it dies.
+	hooks=(--customize-hook="mkdir -p \"\$1/root/.ssh\" && cp '$key.pub' \"\$1/root/.ssh/authorized_keys\""
+	       --customize-hook="cp '$rc' \"\$1/etc/mmext-rc\" && chmod 755 \"\$1/etc/mmext-rc\""
+	       --customize-hook="ln -sf /bin/busybox \"\$1/sbin/init\""
+	       --customize-hook="printf '%s\\n' '::sysinit:/etc/mmext-rc' '::respawn:/usr/sbin/sshd -D -e' '::ctrlaltdel:/sbin/reboot' > \"\$1/etc/inittab\"")
+fi
+hash=$(cat "$list" "$0" ${rc:+"$rc" "$key.pub"} | sha256sum | cut -c1-16)
+img=$dir/$flavour-$hash.ext2
 if [ -f "$img" ] && [ $force = 0 ]; then
 	echo "$img"
 	exit 0
@@ -32,7 +52,7 @@ fi
 command -v mmdebstrap > /dev/null || die "mmdebstrap missing: run scripts/deps.sh"
 [ "$(id -u)" = 0 ] || die "building the root filesystem needs root (dpkg in a chroot)"
 
-pkgs=$(sed -e 's/#.*//' "$list" | xargs | tr ' ' ,)
+pkgs=$(sed -e 's/#.*//' "$list" | xargs | tr ' ' ,)${extra:+,${extra[*]}}
 # The host's enabled Debian 12 sources: the same archive and security updates.
 sources=()
 for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
@@ -52,14 +72,14 @@ mmdebstrap --mode=root --variant=essential --include="$pkgs" \
 	--dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
 	--dpkgopt='path-exclude=/usr/share/info/*' \
 	--customize-hook='mkdir -p "$1/mmext" && echo mmext-guest > "$1/etc/hostname"' \
-	bookworm "$tree" "${sources[@]}" >&2
+	"${hooks[@]}" bookworm "$tree" "${sources[@]}" >&2
 # Room beside the packages for what benchmarks write (Redis dumps, fuzzer queues); the
 # image file is sparse, so the free space costs no disk.
 used_mb=$(du -sm "$tree" | cut -f1)
 size_mb=$((used_mb * 5 / 4 + 2048))
 rm -f "$img.tmp"
 mke2fs -q -t ext2 -L mmext-root -d "$tree" "$img.tmp" "${size_mb}M"
-rm -f "$dir"/debian-12-*.ext2
+rm -f "$dir/$flavour"-*.ext2
 mv "$img.tmp" "$img"
 say "built $img in $((SECONDS - t0)) s: $used_mb MiB of files, ${size_mb} MiB image," \
     "$(du -sm "$img" | cut -f1) MiB on disk"

@@ -6,7 +6,8 @@
 # the queue with the base tree's checkpatch.pl. A kept checkpatch finding is listed,
 # with its reason, in tests/checkpatch-allow.txt. The cover letters as the mails they
 # are (covers below). Also the benchmark runner's unit checks
-# (tests/bench/test_runner.py: its statistics and report verdicts; no kernel needed).
+# (tests/bench/test_runner.py: its statistics and report verdicts; no kernel needed),
+# and syzkaller's descriptions of the queue's calls (tests/syzkaller/run.sh --check).
 set -uo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
 
@@ -112,3 +113,9 @@ bad=0
 # Debian's python3, which has matplotlib (scripts/deps.sh).
 "${PYTHON:-/usr/bin/python3}" "$MMEXT_ROOT/tests/bench/test_runner.py" -q > "$log" 2>&1 || bad=1
 result bench_unit $bad "$log"
+
+# syzkaller's descriptions of the queue's calls (tests/syzkaller/) compile with the pinned
+# syzkaller's syz-sysgen; the fuzzing itself is the syzkaller tier.
+"$MMEXT_ROOT/tests/syzkaller/run.sh" --check > "$log" 2>&1
+grep -E '^(ok|not ok) - |^RESULT ' "$log" || { sed 's/^/# /' "$log" | tail -n 30
+	echo "RESULT syzkaller_descriptions fail 0 1 0"; }
