@@ -81,6 +81,11 @@ def main():
             continue
         info = dict(l.rstrip('\n').split(' ', 1) for l in open(os.path.join(root, d, 'run.txt'))
                     if ' ' in l)
+        out = os.path.join(root, d, 'output.log')
+        if os.path.isfile(out):
+            info['kcsan'] = ', '.join(
+                m.group(1) for m in re.finditer(r'^# kcsan: ((?:setup_watchpoints|data_races): \d+)$',
+                                                open(out, errors='replace').read(), re.M))
         races = {}
         dmesg = os.path.join(root, d, 'dmesg.log')
         if os.path.isfile(dmesg):
@@ -106,6 +111,8 @@ def main():
         why = info.get('why', '')
         lines.append(f'- workload: {info.get("result", "?")}' + (f' ({why})' if why else ''))
         lines.append(f'- races: {len(races)} titles, {sum(r["count"] for r in races.values())} reports')
+        if info.get('kcsan'):
+            lines.append(f'- KCSAN counters: {info["kcsan"]}')
         lines.append('')
         for title, r in sorted(races.items()):
             hit = sorted(set(r['frames']) & ours)
