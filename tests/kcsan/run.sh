@@ -22,6 +22,9 @@
 # KCSAN_SECONDS (default 90) bounds the stress: the cow_pte stress case runs three seeds
 # of a third of it each, stress-ng all of it; KCSAN_TEST_TIMEOUT (default 600) bounds each
 # selftest; KCSAN_SELFTESTS names the selftests (of tests/selftests.list) to run.
+# KCSAN_PARAMS sets KCSAN's parameters in the guest first (/sys/module/kcsan/parameters),
+# e.g. "skip_watch=1000 udelay_task=400": four times the watchpoints, each five times as
+# long, for a denser (and slower) search than the defaults (4000 and 80 us).
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/lib.sh"
 export BUILD=$MMEXT_BUILD KCSAN=1
@@ -51,8 +54,11 @@ fi
 # The guest's workload; the selftests' list is written next to tests/selftests.list,
 # whose paths are relative to it.
 workload() {
-	local force=""
+	local force="" p
 	[ "$1" = patched ] && force="echo 1 > /sys/kernel/mm/cow_pte/force_all || exit 1"
+	for p in ${KCSAN_PARAMS:-}; do
+		echo "echo ${p#*=} > /sys/module/kcsan/parameters/${p%%=*} || exit 1"
+	done
 	cat <<-EOF
 	$force
 	result() { case \$2 in 0) echo "RESULT \$1 pass 1 0 0" ;; 4) echo "RESULT \$1 skip 0 0 1" ;;
