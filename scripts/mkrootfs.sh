@@ -78,7 +78,7 @@ mmdebstrap --mode=root --variant=essential --include="$pkgs" \
 used_mb=$(du -sm "$tree" | cut -f1)
 size_mb=$((used_mb * 5 / 4 + 2048))
 rm -f "$img.tmp"
-mke2fs -q -t ext2 -L mmext-root -d "$tree" "$img.tmp" "${size_mb}M"
+mke2fs -q -t ext2 -L mmext-root -d "$tree" "$img.tmp" "${size_mb}M" >&2
 rm -f "$dir/$flavour"-*.ext2
 mv "$img.tmp" "$img"
 say "built $img in $((SECONDS - t0)) s: $used_mb MiB of files, ${size_mb} MiB image," \

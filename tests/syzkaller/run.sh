@@ -63,7 +63,7 @@ fi
 build_syzkaller() {
 	local h ktree=() k
 	[ -d "$KTREE/.git" ] && ktree=("$KTREE")
-	h=$( { cat "$tarball" "$here"/*.txt "$here"/*.const "$here/apply.sh"
+	h=$( { cat "$tarball" "$here/mmext.txt" "$here/mmext.txt.const" "$here/apply.sh"
 	       for k in arch/x86/entry/syscalls/syscall_64.tbl include/uapi/linux/prctl.h \
 			include/uapi/linux/refpage.h; do
 		       [ ${#ktree[@]} = 0 ] || cat "$KTREE/$k" 2>/dev/null || true
@@ -113,6 +113,7 @@ config() {
 	    "name": "mmext-$1",
 	    "target": "linux/amd64",
 	    "http": "127.0.0.1:${SYZ_HTTP_PORT:-56741}",
+	    "rpc": "127.0.0.1:0",
 	    "workdir": "$work",
 	    "kernel_obj": "$kobj",
 	    "kernel_src": "$KTREE",
@@ -124,11 +125,11 @@ config() {
 	    "reproduce": False,
 	    "enable_syscalls": [c for c in calls if c],
 	    # Programs that reach the queue's code, then the rest of mm, are picked more often.
-	    "focus_areas": [
+	    "experimental": {"focus_areas": [
 	        {"name": "queue", "weight": 4.0, "filter": {"files": [
 	            "^mm/cow_pte.c$", "^mm/refpage.c$", "^fs/proc/task_mmu.c$"]}},
 	        {"name": "mm", "weight": 2.0, "filter": {"files": ["^mm/", "^fs/proc/"]}},
-	        {"name": "rest", "weight": 1.0}],
+	        {"name": "rest", "weight": 1.0}]},
 	    "type": "qemu",
 	    "vm": {
 	        "count": 1, "cpu": 2, "mem": 2048,
@@ -137,8 +138,10 @@ config() {
 	        "image_device": "drive if=virtio,format=raw,file=",
 	        "network_device": "virtio-net-pci",
 	        # TCG (no usable KVM here), 6.12 without CX16 as scripts/vm.sh boots it, and
-	        # two NUMA nodes so that migration between nodes is reachable.
-	        "qemu_args": "-accel tcg,thread=multi -cpu max,-cx16"
+	        # two NUMA nodes so that migration between nodes is reachable: a socket each,
+	        # as a cache shared across nodes makes the kernel warn (this -smp overrides
+	        # the manager's own).
+	        "qemu_args": "-accel tcg,thread=multi -cpu max,-cx16 -smp 2,sockets=2,cores=1,threads=1"
 	            " -object memory-backend-ram,id=m0,size=1024M"
 	            " -object memory-backend-ram,id=m1,size=1024M"
 	            " -numa node,nodeid=0,cpus=0,memdev=m0 -numa node,nodeid=1,cpus=1,memdev=m1",
@@ -159,7 +162,14 @@ for r in $runs; do
 	rm -f "$logs/$r.bench"
 	"$syz/bin/syz-manager" -config "$logs/$r.cfg" -bench "$logs/$r.bench" > "$logs/$r.log" 2>&1 &
 	mgr=$!
-	sleep "$per_run" & wait $! || true
+	sleep "$per_run" &
+	timer=$!
+	wait -n $mgr $timer || true
+	if ! kill -0 $mgr 2>/dev/null; then
+		say "syz-manager ($r) stopped after $((SECONDS - t0)) s:"
+		tail -n 5 "$logs/$r.log" >&2
+	fi
+	kill $timer 2>/dev/null || true
 	if [ "$r" = "$last" ] && kill -0 $mgr 2>/dev/null; then
 		# The coverage report is made from the running manager's corpus (symbolising
 		# vmlinux takes minutes the first time).
