@@ -69,8 +69,12 @@ workload() {
 	(while :; do cat /proc/[0-9]*/maps /proc/[0-9]*/smaps > /dev/null 2>&1; done) &
 	reader=\$!
 	for seed in 1 2 3; do
-		COW_PTE_SEED=\$seed COW_PTE_SECONDS=$((secs / 3)) ../kselftest/mm/cow_pte -t stress 2>&1 | sed 's/^/# /'
-		result cow_pte-stress-\$seed \${PIPESTATUS[0]}
+		COW_PTE_SEED=\$seed COW_PTE_SECONDS=$((secs / 3)) ../kselftest/mm/cow_pte -t stress > /tmp/stress.log 2>&1
+		rc=\$?
+		sed 's/^/# /' /tmp/stress.log
+		# The harness exits 0 when its case skipped (stock has no COW PTE tables).
+		[ \$rc = 0 ] && grep -q 'Totals: pass:0 .*skip:1 ' /tmp/stress.log && rc=4
+		result cow_pte-stress-\$seed \$rc
 	done
 	# Not madvise: it fails on stock too (tests/distro-baseline.txt).
 	stress-ng --fork 1 --vfork 1 --forkheavy 1 --vm 1 --vm-bytes 64m --mremap 1 \\
