@@ -113,7 +113,8 @@ def main():
         lines.append(f'- races: {len(races)} titles, {sum(r["count"] for r in races.values())} reports')
         if info.get('kcsan'):
             lines.append(f'- KCSAN counters: {info["kcsan"]}')
-        lines.append('')
+        if races:
+            lines.append('')
         for title, r in sorted(races.items()):
             hit = sorted(set(r['frames']) & ours)
             seen = ('seen on stock' if title in stock_titles else
