@@ -6,13 +6,16 @@
 #
 #   tests/syzkaller/run.sh [-t SECONDS] [-r "plain force_all"]
 #   tests/syzkaller/run.sh --check     only build the descriptions (what CI runs)
+#   tests/syzkaller/run.sh --save      keep the corpus and its fuzzing time in the repo
 #   tests/syzkaller/run.sh -h          this text
 #
 # -t (or SYZ_SECONDS, default 3600) is the fuzzing time, split evenly between the runs of
 # -r (or SYZ_RUNS): "plain" boots the kernel as it is, "force_all" with every fork
 # sharing its page tables. Each run is one syz-manager on one QEMU VM (TCG, 2 vCPUs),
 # reachable over ssh on 127.0.0.1 only. The work directory, build/syzkaller-work/, keeps
-# the corpus from run to run. Results: build/logs/syzkaller/ (summary.md, the manager's
+# the corpus from run to run, and history.tsv the fuzzing time it comes from; a new work
+# directory starts from tests/syzkaller/corpus.db and history.tsv, which --save writes,
+# so that fuzzing time adds up across clones. Results: build/logs/syzkaller/ (summary.md, the manager's
 # logs, coverage files); crashes in build/syzkaller-work/crashes/.
 # Prints RESULT lines: one per run (pass when the manager fuzzed), and one per crash
 # title, which passes only when tests/syzkaller/known-crashes.txt names it as stock's.
@@ -36,6 +39,7 @@ while [ $# -gt 0 ]; do
 	-t) seconds=${2:?-t needs seconds}; shift ;;
 	-r) runs=${2:?-r needs run names}; shift ;;
 	--check) check=1 ;;
+	--save) check=2 ;;
 	-h|--help) usage 0 ;;
 	*) usage ;;
 	esac
@@ -85,6 +89,18 @@ build_syzkaller() {
 }
 
 mkdir -p "$logs" "$work"
+if [ $check = 2 ]; then
+	[ -f "$work/corpus.db" ] || die "no corpus in $work to save"
+	cp "$work/corpus.db" "$here/corpus.db"
+	cp "$work/history.tsv" "$here/history.tsv"
+	say "saved $(du -h "$here/corpus.db" | cut -f1) of corpus from" \
+	    "$(awk -F'\t' '{s += $3} END {print s}' "$here/history.tsv") s of fuzzing"
+	exit 0
+fi
+if [ ! -f "$work/corpus.db" ] && [ -f "$here/corpus.db" ]; then
+	cp "$here/corpus.db" "$work/corpus.db"
+	cp "$here/history.tsv" "$work/history.tsv"
+fi
 if [ $check = 1 ]; then
 	build_syzkaller descriptions
 	echo "ok - syzkaller_descriptions"
@@ -95,6 +111,10 @@ fi
 "$MMEXT_ROOT/scripts/deps.sh"
 "$MMEXT_ROOT/scripts/kernel.sh" prepare
 build_syzkaller
+# Our seed programs (tests/syzkaller/seeds/) join the tree's: the manager starts every run
+# from them, so that the queue's features are reached in the first minutes, not hours.
+rm -f "$syz"/sys/linux/test/mmext_*
+cp "$here"/seeds/mmext_* "$syz/sys/linux/test/"
 FUZZ=1 "$MMEXT_ROOT/scripts/kernel.sh" build patched
 kobj=$(FUZZ=1 "$MMEXT_ROOT/scripts/kernel.sh" outdir patched)
 image=$("$MMEXT_ROOT/scripts/mkrootfs.sh" --syzkaller)
