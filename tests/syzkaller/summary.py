@@ -7,7 +7,7 @@ Writes the summary (markdown) to --out and prints the tier's RESULT lines.
 Coverage comes from the manager's /cover?jsonl=1 (one record per instrumented PC, with
 its source lines and how many corpus programs reach it): a line counts as instrumented
 when a PC maps to it and as reached when such a PC has a hit. The queue's lines are those
-its diff adds (git diff -U0 mmext-base..HEAD) in the kernel's C files.
+its diff adds (git diff -U0 mmext-base..HEAD) in the kernel's C files and headers.
 """
 import argparse
 import collections
@@ -42,8 +42,8 @@ def read_bench(path):
 
 
 def queue_lines(ktree):
-    """{file: set(line numbers)} the queue adds or changes, in its C files."""
-    out = subprocess.run(["git", "-C", ktree, "diff", "-U0", "mmext-base..HEAD", "--", "*.c"],
+    """{file: set(line numbers)} the queue adds or changes, in its C files and headers."""
+    out = subprocess.run(["git", "-C", ktree, "diff", "-U0", "mmext-base..HEAD", "--", "*.c", "*.h"],
                          check=True, capture_output=True, text=True).stdout
     lines, cur = collections.defaultdict(set), None
     for ln in out.splitlines():
