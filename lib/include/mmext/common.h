@@ -38,14 +38,15 @@ extern "C" {
 
 /*
  * Declare and initialise an options struct: MMEXT_OPTS(mmext_ww_opts, o, .backend = X);
- * The memset clears padding too, which a designated initialiser alone need not do,
- * so the library's zero-tail check never trips on stack garbage.
+ * sets sz and zeroes every member not named. No options struct has padding, so that
+ * is every byte the library's zero-tail check reads. Standard C99; in C++ it needs
+ * C++20 (designated initialisers, named in member order), and g++'s -Wextra warns
+ * about the members left out there. The empty argument MMEXT_OPTS adds lets a call
+ * name no member and still pass C99's rule for variadic macros.
  */
-#define MMEXT_OPTS(TYPE, NAME, ...)					\
-	struct TYPE NAME = ({						\
-		memset(&NAME, 0, sizeof(struct TYPE));			\
-		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };\
-	})
+#define MMEXT_OPTS(TYPE, ...) MMEXT_OPTS_INIT(TYPE, __VA_ARGS__, )
+#define MMEXT_OPTS_INIT(TYPE, NAME, ...) \
+	struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
 
 /* The largest options struct (sz) the library accepts. */
 #define MMEXT_OPTS_MAX	4096
