@@ -587,11 +587,6 @@ int cmd_maps(int argc, char **argv)
 		{ 0 }
 	};
 	struct maps_state s = { 0 }, fresh;
-	/*
-	 * No read-ahead thread (MMEXT_MAPS_PREFETCH): with parsing and printing now a
-	 * fraction of the kernel's reads it hid little, and cost a thread, the copying
-	 * of the text from its ring and the pages of that ring (~5% more CPU at 60k VMAs).
-	 */
 	MMEXT_OPTS(mmext_maps_opts, mo);
 	static char obuf[1 << 16], out[OUT_CAP];
 	int c, i, ret, rc = EXIT_OK, many;

@@ -2,8 +2,6 @@
 /* VMA queries: PROCMAP_QUERY for point lookups, the text of maps for listings. */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,28 +12,8 @@
 #include "internal.h"
 
 #define TEXT_CHUNK	(64 * 1024)
-#define PF_SLOTS	4
-#define PF_SLOT_SIZE	(256 * 1024)
 #define NAME_CAP_MAX	(1u << 20)	/* d_path never exceeds PATH_MAX; be generous */
 #define BUILD_ID_MAX	64
-
-/*
- * MMEXT_MAPS_PREFETCH: a thread read(2)s the text into a ring of slots while the caller
- * parses. The kernel hands out a maps file one page per read(2), so on big processes the
- * reads are most of a listing's time; overlapping them with parsing hides the rest.
- */
-struct prefetch {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	int fd;
-	pid_t pid;			/* the process the thread runs in: no other has it */
-	char *slot[PF_SLOTS];
-	size_t used[PF_SLOTS];
-	unsigned int head, tail;	/* filled slots are [tail, head), modulo PF_SLOTS */
-	int err;			/* -errno of a failed read */
-	bool done, stop;
-};
 
 /* A sequential reader of the text file: lines of any length. */
 struct text_cursor {
@@ -43,7 +21,6 @@ struct text_cursor {
 	char *buf;			/* unread text at [pos, len), then a NUL */
 	size_t cap, len, pos;
 	bool eof;
-	struct prefetch *pf;		/* running read-ahead, or NULL */
 };
 
 struct mmext_maps {
@@ -65,155 +42,8 @@ struct mmext_maps {
 	unsigned char build_id[BUILD_ID_MAX];
 };
 
-static void *prefetch_thread(void *arg)
-{
-	struct prefetch *pf = arg;
-	unsigned int i;
-	size_t n;
-	ssize_t r;
-	int err = 0;
-	bool eof = false;
-
-	while (!eof && !err) {
-		pthread_mutex_lock(&pf->lock);
-		while (pf->head - pf->tail == PF_SLOTS && !pf->stop)
-			pthread_cond_wait(&pf->cond, &pf->lock);
-		i = pf->head % PF_SLOTS;
-		eof = pf->stop;
-		pthread_mutex_unlock(&pf->lock);
-		/* Fill a slot with whole reads: each returns at most one page. */
-		for (n = 0; !eof && PF_SLOT_SIZE - n > 4096; n += r) {
-			r = read(pf->fd, pf->slot[i] + n, PF_SLOT_SIZE - n);
-			if (r < 0 && errno == EINTR) {
-				r = 0;
-				continue;
-			}
-			if (r < 0) {
-				err = -errno;
-				break;
-			}
-			eof = !r;
-		}
-		pthread_mutex_lock(&pf->lock);
-		pf->used[i] = n;
-		pf->head++;
-		pf->err = err;
-		pf->done = eof || err;
-		pthread_cond_broadcast(&pf->cond);
-		pthread_mutex_unlock(&pf->lock);
-	}
-	return NULL;
-}
-
-static void prefetch_free(struct prefetch *pf)
-{
-	for (int i = 0; i < PF_SLOTS; i++)
-		free(pf->slot[i]);
-	free(pf);
-}
-
-/* Start reading c->fd ahead; on failure the cursor just reads by itself. */
-static void prefetch_start(struct text_cursor *c)
-{
-	struct prefetch *pf = calloc(1, sizeof(*pf));
-	sigset_t all, old;
-	int i, ret;
-
-	if (!pf)
-		return;
-	for (i = 0; i < PF_SLOTS; i++) {
-		pf->slot[i] = malloc(PF_SLOT_SIZE);
-		if (!pf->slot[i]) {
-			prefetch_free(pf);
-			return;
-		}
-	}
-	pf->fd = c->fd;
-	pf->pid = mmext__getpid();
-	pthread_mutex_init(&pf->lock, NULL);
-	pthread_cond_init(&pf->cond, NULL);
-	/* The caller's signals must never be delivered to our thread. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = pthread_create(&pf->thread, NULL, prefetch_thread, pf);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (ret) {
-		prefetch_free(pf);
-		return;
-	}
-	c->pf = pf;
-}
-
-static void prefetch_stop(struct text_cursor *c)
-{
-	struct prefetch *pf = c->pf;
-
-	if (!pf)
-		return;
-	/* In a child (fork(), _Fork(), clone()) there is no thread to join. */
-	if (pf->pid == mmext__getpid()) {
-		pthread_mutex_lock(&pf->lock);
-		pf->stop = true;
-		pthread_cond_broadcast(&pf->cond);
-		pthread_mutex_unlock(&pf->lock);
-		pthread_join(pf->thread, NULL);
-		pthread_mutex_destroy(&pf->lock);
-		pthread_cond_destroy(&pf->cond);
-	}
-	prefetch_free(pf);
-	c->pf = NULL;
-}
-
-/* Append the next filled slot to the cursor's buffer: 0 or -errno. */
-static int prefetch_fill(struct text_cursor *c)
-{
-	struct prefetch *pf = c->pf;
-	unsigned int i;
-	size_t n;
-	int err;
-
-	pthread_mutex_lock(&pf->lock);
-	while (pf->head == pf->tail && !pf->done)
-		pthread_cond_wait(&pf->cond, &pf->lock);
-	err = pf->err;
-	if (pf->head == pf->tail) {
-		pthread_mutex_unlock(&pf->lock);
-		prefetch_stop(c);
-		if (!err)
-			c->eof = true;
-		return err;
-	}
-	i = pf->tail % PF_SLOTS;
-	n = pf->used[i];
-	pthread_mutex_unlock(&pf->lock);
-
-	if (c->cap - c->len < n + 1) {
-		size_t cap = c->cap ? c->cap : TEXT_CHUNK;
-		char *b;
-
-		while (cap - c->len < n + 1)
-			cap *= 2;
-		b = realloc(c->buf, cap);
-		if (!b)
-			return -ENOMEM;
-		c->buf = b;
-		c->cap = cap;
-	}
-	/* The thread does not touch slot i until tail moves past it. */
-	memcpy(c->buf + c->len, pf->slot[i], n);
-	c->len += n;
-	c->buf[c->len] = '\0';	/* the parser's sentinel */
-
-	pthread_mutex_lock(&pf->lock);
-	pf->tail++;
-	pthread_cond_broadcast(&pf->cond);
-	pthread_mutex_unlock(&pf->lock);
-	return 0;
-}
-
 static void cursor_reset(struct text_cursor *c)
 {
-	prefetch_stop(c);
 	c->len = c->pos = 0;
 	c->eof = false;
 	if (c->fd >= 0)
@@ -230,8 +60,6 @@ static int cursor_fill(struct text_cursor *c)
 		c->len -= c->pos;
 		c->pos = 0;
 	}
-	if (c->pf)
-		return prefetch_fill(c);
 	if (c->cap - c->len < TEXT_CHUNK + 1) {
 		/* A line longer than the buffer: grow rather than truncate. */
 		size_t cap = c->cap ? c->cap * 2 : TEXT_CHUNK * 2;
@@ -433,6 +261,7 @@ MMEXT_API int mmext_maps_open(pid_t pid, const struct mmext_maps_opts *opts,
 		return ret;
 	if (!out)
 		return -EFAULT;
+	/* MMEXT_MAPS_PREFETCH is accepted and ignored: the library starts no thread. */
 	if (pid < 0 || backend > MMEXT_MAPS_IOCTL || flags & ~(MMEXT_MAPS_BUILD_ID | MMEXT_MAPS_PREFETCH))
 		return -EINVAL;
 	m = calloc(1, sizeof(*m));
@@ -474,7 +303,6 @@ MMEXT_API void mmext_maps_close(struct mmext_maps *m)
 {
 	if (!m)
 		return;
-	prefetch_stop(&m->iter);
 	if (m->find.fd >= 0)
 		close(m->find.fd);
 	close(m->fd);
@@ -595,10 +423,6 @@ MMEXT_API int mmext_maps_next(struct mmext_maps *m, struct mmext_vma *vma)
 	if (m->owner != mmext__getpid())
 		return -ECHILD;
 	if (m->list_backend == MMEXT_MAPS_TEXT) {
-		/* A listing that has read nothing yet may start its read-ahead. */
-		if (m->flags & MMEXT_MAPS_PREFETCH && !m->iter.pf && !m->iter.len &&
-		    !m->iter.eof && m->iter.fd >= 0)
-			prefetch_start(&m->iter);
 		ret = text_next(m, &m->iter, vma);
 		if (ret > 0)
 			add_build_id(m, vma);

@@ -86,15 +86,7 @@ enum mmext_maps_backend {
 
 /* mmext_maps_opts.flags */
 #define MMEXT_MAPS_BUILD_ID	0x1	/* also fetch build IDs (needs PROCMAP_QUERY) */
-/*
- * Text listings read ahead in a thread of the library while the caller parses: worth
- * it when the caller does much per VMA and another CPU is free. It costs a thread start
- * (tens of microseconds), a copy of the text and a 1 MiB ring: about 7% more CPU for a
- * listing that only prints its VMAs (60,000 of them). The thread runs from the first
- * mmext_maps_next() until the end of the listing, mmext_maps_rewind() or
- * mmext_maps_close(), blocks all signals, and is not inherited by fork(); a child's
- * mmext_maps_close() does not wait for it.
- */
+/* Accepted and ignored: the library starts no thread, listings read in the caller's. */
 #define MMEXT_MAPS_PREFETCH	0x2
 
 struct mmext_maps_opts {
