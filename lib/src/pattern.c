@@ -292,14 +292,14 @@ MMEXT_API int mmext_pattern_map(const void *pattern, size_t pattern_len, size_t 
 	uint32_t prot = MMEXT__OPT(opts, prot, 0);
 	uint64_t tile_pages = MMEXT__OPT(opts, tile_pages, 0);
 	uint32_t flags = MMEXT__OPT(opts, flags, 0);
-	uint32_t reserved = MMEXT__OPT(opts, __reserved, 0);
+	uint32_t reserved = MMEXT__OPT(opts, reserved, 0);
 	size_t psz = mmext__page_size(), i;
 	struct pattern_req r;
 	struct mmext_pattern *p;
 	void *addr = NULL;
 	int ret;
 
-	ret = mmext__opts_check(opts, MMEXT__OPTS_END(mmext_pattern_opts, __reserved));
+	ret = mmext__opts_check(opts, MMEXT__OPTS_END(mmext_pattern_opts, reserved));
 	if (ret)
 		return ret;
 	if (!pattern || !out)

@@ -85,13 +85,13 @@ TEST(bad_options)
 {
 	MMEXT_OPTS(mmext_fork_opts, both, .flags = MMEXT_FORK_REQUIRE_COW | MMEXT_FORK_PLAIN_ONLY);
 	MMEXT_OPTS(mmext_fork_opts, unknown, .flags = 0x80);
-	MMEXT_OPTS(mmext_fork_opts, pad, .__pad = 1);
+	MMEXT_OPTS(mmext_fork_opts, pad, .reserved = 1);
 	T_OPTS_TAIL(mmext_fork_opts) big;
 	int method = 0;
 
 	EXPECT_EQ(-EINVAL, mmext_fork(&both, &method));
 	EXPECT_EQ(-EINVAL, mmext_fork(&unknown, &method));
-	/* __pad is beyond the last known field, so it counts as unknown tail. */
+	/* reserved is beyond the last known field, so it counts as unknown tail. */
 	EXPECT_EQ(-E2BIG, mmext_fork(&pad, &method));
 	memset(&big, 0, sizeof(big));
 	big.o.sz = sizeof(big);

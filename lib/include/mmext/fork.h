@@ -25,7 +25,7 @@ enum mmext_fork_method {
 struct mmext_fork_opts {
 	size_t sz;
 	uint32_t flags;		/* MMEXT_FORK_* */
-	uint32_t __pad;		/* must be 0 */
+	uint32_t reserved;	/* must be 0 */
 };
 
 /*

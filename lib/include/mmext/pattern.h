@@ -88,7 +88,7 @@ struct mmext_pattern_opts {
 	uint32_t prot;		/* PROT_* for the mapping; 0 means PROT_READ|PROT_WRITE */
 	uint64_t tile_pages;	/* EMULATED: pages per tile; 0 means 512 */
 	uint32_t flags;		/* MMEXT_PATTERN_NOCACHE */
-	uint32_t __reserved;	/* must be 0; keeps the struct free of padding */
+	uint32_t reserved;	/* must be 0; keeps the struct free of padding */
 };
 
 /* KERNEL: a reference page for this mapping alone, not kept (see above). */
@@ -101,7 +101,7 @@ struct mmext_pattern;
  * bytes at pattern. pattern_len must be a power of two no larger than the page size.
  * Returns 0 and *out, or:
  *  -EINVAL      bad pattern_len, zero len, bad prot/backend/tile_pages/flags,
- *               nonzero __reserved
+ *               nonzero reserved
  *  -E2BIG       unknown nonzero options
  *  -EFAULT      NULL pattern or out
  *  -EINVAL      also: forced KERNEL backend with PROT_EXEC
