@@ -24,8 +24,8 @@ struct text_cursor {
 };
 
 struct mmext_maps {
-	pid_t pid;		/* whose maps: the caller at open for pid 0 */
 	pid_t owner;		/* the process that opened the handle */
+	int dir;		/* /proc/PID of the process read: never reopened by number */
 	int find_backend;	/* MMEXT_MAPS_TEXT or MMEXT_MAPS_IOCTL */
 	int list_backend;
 	uint32_t flags;
@@ -82,9 +82,14 @@ static int cursor_fill(struct text_cursor *c)
 	return 0;
 }
 
-static int open_maps_fd(pid_t pid)
+/* A file of the process's /proc directory: -ESRCH once the process is reaped. */
+static int open_in(const struct mmext_maps *m, const char *name)
 {
-	return mmext__open_proc(pid, "maps", O_RDONLY);
+	int fd = openat(m->dir, name, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	return fd;
 }
 
 /*
@@ -124,7 +129,7 @@ static int text_next(struct mmext_maps *m, struct text_cursor *c, struct mmext_v
 	int ret;
 
 	if (c->fd < 0) {
-		c->fd = open_maps_fd(m->pid);
+		c->fd = open_in(m, "maps");
 		if (c->fd < 0)
 			return c->fd;
 	}
@@ -165,13 +170,14 @@ static int text_next(struct mmext_maps *m, struct text_cursor *c, struct mmext_v
  * none, and a process that exits or execs while being read loses its own. The text then
  * just ends early, so an empty or short listing cannot tell. PROCMAP_QUERY says so
  * exactly (-ESRCH); without it /proc/PID/stat tells zombies and kernel threads apart
- * (an exec mid-read goes unnoticed there).
+ * (an exec mid-read goes unnoticed there), and a reaped process has no directory.
  */
 static bool mm_gone(const struct mmext_maps *m)
 {
-	char path[64], buf[512], *p, state;
+	char buf[512], *p, state;
 	unsigned int flags;
-	ssize_t n;
+	ssize_t n = 0, r;
+	int fd;
 
 	if (m->have_ioctl) {
 		struct procmap_query q = {
@@ -181,10 +187,16 @@ static bool mm_gone(const struct mmext_maps *m)
 
 		return ioctl(m->fd, PROCMAP_QUERY, &q) && errno == ESRCH;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)m->pid);
-	n = mmext__read_file(path, buf, sizeof(buf));
-	if (n == -ENOENT)
+	fd = open_in(m, "stat");
+	if (fd == -ESRCH)
 		return true;
+	if (fd < 0)
+		return false;
+	while ((size_t)n < sizeof(buf) - 1 &&
+	       ((r = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0 || (r < 0 && errno == EINTR)))
+		n += r > 0 ? r : 0;
+	close(fd);
+	buf[n] = '\0';
 	/* "PID (COMM) STATE PPID PGRP SESSION TTY TPGID FLAGS ...": COMM may hold ')'. */
 	p = n > 0 ? strrchr(buf, ')') : NULL;
 	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %u", &state, &flags) != 2)
@@ -223,8 +235,10 @@ static int ioctl_query(struct mmext_maps *m, uint64_t addr, uint64_t qflags, boo
 		free(m->name);
 		m->name_cap *= 4;
 		m->name = malloc(m->name_cap);
-		if (!m->name)
+		if (!m->name) {
+			m->name_cap = 0;
 			return -ENOMEM;
+		}
 	}
 	memset(vma, 0, sizeof(*vma));
 	vma->start = q.vma_start;
@@ -267,28 +281,34 @@ MMEXT_API int mmext_maps_open(pid_t pid, const struct mmext_maps_opts *opts,
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	/* /proc/self in a child would be the child: keep the number. */
 	m->owner = mmext__getpid();
-	m->pid = pid ? pid : m->owner;
 	m->flags = flags;
-	m->iter.fd = m->find.fd = -1;
-	/* Open now so that a bad pid or a permission problem shows here. */
-	m->fd = open_maps_fd(pid);
-	if (m->fd < 0) {
-		ret = m->fd;
+	m->iter.fd = m->find.fd = m->fd = -1;
+	/*
+	 * The process is its /proc directory from now on: once it is reaped, files opened
+	 * relative to it fail, where a number could name whoever got the pid next. /proc/self
+	 * resolves to the opener's directory, so a fork child's calls cannot read itself.
+	 */
+	m->dir = mmext__open_proc(pid, "", O_RDONLY | O_DIRECTORY | O_PATH);
+	if (m->dir < 0) {
+		ret = m->dir;
 		free(m);
 		return ret;
 	}
+	/* Open now so that a bad pid or a permission problem shows here. */
+	m->fd = open_in(m, "maps");
+	if (m->fd < 0) {
+		ret = m->fd;
+		goto fail;
+	}
 	m->have_ioctl = mmext__have(MMEXT_FEAT_PROCMAP_QUERY);
 	if (backend == MMEXT_MAPS_IOCTL && !m->have_ioctl) {
-		close(m->fd);
-		free(m);
-		return -EOPNOTSUPP;
+		ret = -EOPNOTSUPP;
+		goto fail;
 	}
 	if (mm_gone(m)) {
-		close(m->fd);
-		free(m);
-		return -ESRCH;
+		ret = -ESRCH;
+		goto fail;
 	}
 	m->find_backend = backend == MMEXT_MAPS_TEXT || !m->have_ioctl ? MMEXT_MAPS_TEXT
 								   : MMEXT_MAPS_IOCTL;
@@ -297,6 +317,12 @@ MMEXT_API int mmext_maps_open(pid_t pid, const struct mmext_maps_opts *opts,
 	m->iter.fd = m->fd;
 	*out = m;
 	return 0;
+fail:
+	if (m->fd >= 0)
+		close(m->fd);
+	close(m->dir);
+	free(m);
+	return ret;
 }
 
 MMEXT_API void mmext_maps_close(struct mmext_maps *m)
@@ -306,6 +332,7 @@ MMEXT_API void mmext_maps_close(struct mmext_maps *m)
 	if (m->find.fd >= 0)
 		close(m->find.fd);
 	close(m->fd);
+	close(m->dir);
 	free(m->iter.buf);
 	free(m->find.buf);
 	free(m->name);

@@ -7,7 +7,10 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <link.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -306,6 +309,153 @@ TEST_F(maps, other_process)
 	ret = mmext_maps_find(m, (uintptr_t)self->area, 0, &v);
 	EXPECT_TRUE(ret == -ESRCH || ret == -ENOENT) TH_LOG("ret %d", ret);
 	mmext_maps_close(m);
+}
+
+/* clone3()'s arguments, up to set_tid (Linux 5.5): older headers lack the fields. */
+struct t_clone_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+	uint64_t set_tid, set_tid_size;
+};
+
+/* A child with pid want in our PID namespace, which runs fn(arg) and exits. */
+static pid_t spawn_at(pid_t want, int (*fn)(void *), void *arg)
+{
+	struct t_clone_args a = { .exit_signal = SIGCHLD, .set_tid = (uintptr_t)&want,
+				  .set_tid_size = 1 };
+	pid_t pid = syscall(SYS_clone3, &a, sizeof(a));
+
+	if (!pid)
+		_exit(fn(arg));
+	return pid;
+}
+
+static int first_owner(void *arg)
+{
+	pause();
+	return 0;
+}
+
+struct reuse {
+	int pfd[2];
+	void *at;
+};
+
+/* The second holder of the pid: a file mapped at r->at, then a byte on the pipe. */
+static int second_owner(void *arg)
+{
+	struct reuse *r = arg;
+	int fd = memfd_create("mmext-reused-pid", 0);
+	void *p;
+
+	if (fd < 0 || ftruncate(fd, t_psz()))
+		return 1;
+	p = mmap(r->at, t_psz(), PROT_READ, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+	if (p != r->at || write(r->pfd[1], "x", 1) != 1)
+		return 2;
+	pause();
+	return 0;
+}
+
+enum { REUSED_PID = 100 };
+
+/*
+ * In a new PID namespace, with its own /proc: open a handle on a process, reap it,
+ * give its pid to another that maps a file at a hole of ours, then use the handle.
+ * Returns 0, 77 when namespaces cannot be had, else the first failed step.
+ */
+static int reuse_one(uint32_t backend)
+{
+	MMEXT_OPTS(mmext_maps_opts, o, .backend = backend);
+	struct mmext_maps *m;
+	struct mmext_vma v;
+	char *hole = t_hole(t_psz()), c;
+	struct reuse r = { .at = hole };
+	int ret, fails = 0;
+	pid_t a, b;
+
+	if (!hole || pipe(r.pfd))
+		return 3;
+	a = spawn_at(REUSED_PID, first_owner, NULL);
+	if (a != REUSED_PID)
+		return a < 0 && (errno == EPERM || errno == ENOSYS) ? 77 : 4;
+	ret = mmext_maps_open(a, &o, &m);
+	if (ret)
+		return 5;
+	kill(a, SIGKILL);
+	if (waitpid(a, NULL, 0) != a)
+		return 6;
+	b = spawn_at(REUSED_PID, second_owner, &r);
+	if (b != REUSED_PID || read(r.pfd[0], &c, 1) != 1)
+		return 7;
+	ret = mmext_maps_find(m, (uintptr_t)hole, 0, &v);
+	if (ret != -ESRCH) {
+		fprintf(stderr, "# backend %u: find after reuse: %d (%s)\n", backend, ret,
+			ret ? strerror(-ret) : v.name);
+		fails |= 8;
+	}
+	mmext_maps_rewind(m);
+	while ((ret = mmext_maps_next(m, &v)) == 1)
+		if (v.start == (uintptr_t)hole)
+			break;
+	if (ret != -ESRCH) {
+		fprintf(stderr, "# backend %u: listing after reuse: %d (%s)\n", backend, ret,
+			ret == 1 ? v.name : ret ? strerror(-ret) : "a clean end");
+		fails |= 16;
+	}
+	mmext_maps_close(m);
+	kill(b, SIGKILL);
+	waitpid(b, NULL, 0);
+	close(r.pfd[0]);
+	close(r.pfd[1]);
+	return fails;
+}
+
+/* The init of the new namespace: our /proc, then each backend in turn. */
+static int reuse_in_namespace(void *arg)
+{
+	static const uint32_t backends[] = { MMEXT_MAPS_TEXT, MMEXT_MAPS_AUTO, MMEXT_MAPS_IOCTL };
+	int have_ioctl = *(int *)arg, ret = 0, r;
+	size_t i;
+
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+		return 77;
+	for (i = 0; i < 3; i++) {
+		if (backends[i] == MMEXT_MAPS_IOCTL && !have_ioctl)
+			continue;
+		r = reuse_one(backends[i]);
+		if (r == 77)
+			return r;
+		ret |= r;
+	}
+	return ret;
+}
+
+static int reuse_outer(void *arg)
+{
+	if (unshare(CLONE_NEWPID | CLONE_NEWNS))
+		return 77;
+	return WEXITSTATUS(t_child_status(reuse_in_namespace, arg));
+}
+
+/*
+ * A handle names one process, not a number: once that process is reaped, every
+ * call fails with -ESRCH, even when another process has its pid by then.
+ */
+TEST(reaped_process_pid_reused)
+{
+	struct mmext_feature_status st;
+	int status, have_ioctl;
+
+	if (geteuid() != 0)
+		SKIP(return, "needs root for a PID namespace and clone3()'s set_tid");
+	ASSERT_EQ(0, mmext_probe(MMEXT_FEAT_PROCMAP_QUERY, &st));
+	have_ioctl = st.available;
+	status = t_child_status(reuse_outer, &have_ioctl);
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
+	if (WEXITSTATUS(status) == 77)
+		SKIP(return, "cannot make a PID namespace or choose a pid in it");
+	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
 /* Text and ioctl listings of the same, quiet process agree field by field. */

@@ -19,6 +19,9 @@
  * whoever calls later): in another process every call fails with -ECHILD, and
  * mmext_maps_close() only frees the handle there.
  *
+ * A handle holds the process's /proc directory, not its number: once the process is
+ * reaped every call fails with -ESRCH, whoever has its pid by then.
+ *
  * Like the file itself, a listing of a process that changes meanwhile may show a
  * VMA twice or show a state between two changes; it never invents a VMA. Both
  * backends give the same VMAs and names: the [vsyscall] gate, which PROCMAP_QUERY
