@@ -2,6 +2,7 @@
 /* VMA queries: PROCMAP_QUERY for point lookups, the text of maps for listings. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,21 +93,84 @@ static int open_in(const struct mmext_maps *m, const char *name)
 	return fd;
 }
 
-/*
- * The text shows a newline in a path as \012 and escapes nothing else (not even a
- * backslash); PROCMAP_QUERY gives the bytes. Undo it in place, so that both backends
- * give one name. raw_len runs to the end of the line: " (deleted)" is classified again.
- */
-static void unescape_name(char *name, size_t raw_len, struct mmext_vma *vma)
-{
-	char *in = vma->name_len ? memchr(name, '\\', vma->name_len) : NULL, *out;
-	char *end = name + raw_len;
+static int ioctl_query(struct mmext_maps *m, uint64_t addr, uint64_t qflags, bool build_id,
+		       struct mmext_vma *vma);
 
-	if (!in)
+/* m->name with room for size bytes: 0 or -ENOMEM. */
+static int name_room(struct mmext_maps *m, size_t size)
+{
+	char *n;
+
+	if (m->name_cap >= size)
+		return 0;
+	n = realloc(m->name, size);
+	if (!n)
+		return -ENOMEM;
+	m->name = n;
+	m->name_cap = size;
+	return 0;
+}
+
+/* Whether the kernel would show the name exact (elen bytes) as text (tlen bytes). */
+static bool shown_as(const char *exact, size_t elen, const char *text, size_t tlen)
+{
+	size_t i, j = 0;
+
+	for (i = 0; i < elen; i++) {
+		if (exact[i] == '\n') {
+			if (tlen - j < 4 || memcmp(text + j, "\\012", 4))
+				return false;
+			j += 4;
+		} else if (j == tlen || text[j++] != exact[i]) {
+			return false;
+		}
+	}
+	return j == tlen;
+}
+
+/*
+ * The text shows a newline in a path as \012 and escapes nothing else, not even a
+ * backslash, so "\012" there is a newline or those four bytes. PROCMAP_QUERY, else
+ * the map_files link (which needs CAP_CHECKPOINT_RESTORE), gives the bytes, which
+ * replace the text's in place (they are never longer); without either each \012 is
+ * taken for a newline.
+ */
+static void text_name(struct mmext_maps *m, struct mmext_vma *vma, char *name)
+{
+	static const char deleted[] = " (deleted)";
+	const size_t dlen = sizeof(deleted) - 1;
+	char link[64], *in, *out, *end = name + vma->name_len;
+	const char *exact = NULL;
+	struct mmext_vma q;
+	size_t elen = 0;
+	ssize_t n;
+
+	if (vma->name_len < 4 || !memmem(name, vma->name_len, "\\012", 4))
 		return;
-	if (end[-1] == '\n')
-		end--;
-	for (out = in; in < end; in++) {
+	if (m->have_ioctl) {
+		if (!ioctl_query(m, vma->start, 0, false, &q) && q.start == vma->start &&
+		    q.end == vma->end) {
+			exact = q.name;
+			elen = q.name_len;
+		}
+	} else if (!name_room(m, vma->name_len + dlen + 2)) {
+		snprintf(link, sizeof(link), "map_files/%" PRIx64 "-%" PRIx64, vma->start,
+			 vma->end);
+		n = readlinkat(m->dir, link, m->name, m->name_cap);
+		if (n > 0 && (size_t)n < m->name_cap) {
+			if (vma->flags & MMEXT_VMA_DELETED && (size_t)n > dlen &&
+			    !memcmp(m->name + n - dlen, deleted, dlen))
+				n -= dlen;
+			exact = m->name;
+			elen = n;
+		}
+	}
+	if (exact && shown_as(exact, elen, name, vma->name_len)) {
+		memcpy(name, exact, elen);
+		vma->name_len = elen;
+		return;
+	}
+	for (in = out = name; in < end; in++) {
 		if (end - in >= 4 && !memcmp(in, "\\012", 4)) {
 			*out++ = '\n';
 			in += 3;
@@ -115,7 +179,6 @@ static void unescape_name(char *name, size_t raw_len, struct mmext_vma *vma)
 		}
 	}
 	vma->name_len = out - name;
-	mmext__vma_classify(vma);
 }
 
 /*
@@ -157,7 +220,7 @@ static int text_next(struct mmext_maps *m, struct text_cursor *c, struct mmext_v
 		if (ret)
 			return ret;
 	}
-	unescape_name(line + (vma->name - line), (c->buf + c->pos) - vma->name, vma);
+	text_name(m, vma, line + (vma->name - line));
 	/* cap > len always leaves room after a last line. */
 	line[vma->name - line + vma->name_len] = '\0';
 	return 1;

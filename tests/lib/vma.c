@@ -9,7 +9,11 @@
 #include <link.h>
 #include <sched.h>
 #include <signal.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
@@ -227,6 +231,97 @@ TEST_F(maps, very_long_path)
 		rmdir(dir);
 		*strrchr(dir, '/') = '\0';
 	}
+}
+
+/*
+ * The text cannot tell a newline in a path from the four bytes "\012": the kernel
+ * escapes one and not the other. Both names must come out as they are, from
+ * lookups and listings of handle m.
+ */
+static void newline_and_backslash(struct __test_metadata *_metadata, struct mmext_maps *m)
+{
+	char dir[] = "/tmp/mmext-names-XXXXXX", path[2][64];
+	const char *base[2] = { "lit\\012x", "lit\nx" };
+	size_t psz = t_psz();
+	struct mmext_vma v;
+	char *p[2];
+	int i, fd, ret, listed[2] = { 0, 0 };
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	for (i = 0; i < 2; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s/%s", dir, base[i]);
+		fd = open(path[i], O_RDWR | O_CREAT | O_EXCL, 0600);
+		ASSERT_GE(fd, 0);
+		ASSERT_EQ(0, ftruncate(fd, psz));
+		p[i] = mmap(NULL, psz, PROT_READ, MAP_SHARED, fd, 0);
+		close(fd);
+		ASSERT_NE(MAP_FAILED, p[i]);
+	}
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, mmext_maps_find(m, (uintptr_t)p[i], 0, &v));
+		EXPECT_EQ(strlen(path[i]), v.name_len);
+		EXPECT_STREQ(path[i], v.name);
+		EXPECT_EQ(MMEXT_VMA_FILE, v.kind);
+	}
+	while ((ret = mmext_maps_next(m, &v)) == 1) {
+		for (i = 0; i < 2; i++) {
+			if (v.start != (uintptr_t)p[i])
+				continue;
+			listed[i] = 1;
+			EXPECT_EQ(strlen(path[i]), v.name_len);
+			EXPECT_STREQ(path[i], v.name) TH_LOG("listing, name %d", i);
+		}
+	}
+	EXPECT_EQ(0, ret);
+	EXPECT_TRUE(listed[0] && listed[1]);
+	for (i = 0; i < 2; i++) {
+		munmap(p[i], psz);
+		unlink(path[i]);
+	}
+	rmdir(dir);
+}
+
+TEST_F(maps, newline_and_backslash_names)
+{
+	newline_and_backslash(_metadata, self->m);
+}
+
+/* PROCMAP_QUERY fails with ENOTTY from here on, as on kernels before 6.11. */
+static int hide_procmap_query(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)PROCMAP_QUERY, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOTTY),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+/*
+ * Without PROCMAP_QUERY the map_files links give the exact names, to those allowed to
+ * read them (CAP_CHECKPOINT_RESTORE); the harness runs each test in its own process,
+ * whose first probe then finds no ioctl.
+ */
+TEST(names_without_procmap_query)
+{
+	struct mmext_maps *m;
+
+	if (geteuid() != 0)
+		SKIP(return, "needs root to read /proc/PID/map_files");
+	ASSERT_EQ(0, hide_procmap_query());
+	REQUIRE_NO_FEATURE(MMEXT_FEAT_PROCMAP_QUERY);
+	m = open_maps(_metadata, 0, MMEXT_MAPS_AUTO, 0);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(MMEXT_MAPS_TEXT, mmext_maps_backend(m));
+	newline_and_backslash(_metadata, m);
+	mmext_maps_close(m);
 }
 
 TEST_F(maps, named_anonymous_memory)

@@ -25,7 +25,10 @@
  * Like the file itself, a listing of a process that changes meanwhile may show a
  * VMA twice or show a state between two changes; it never invents a VMA. Both
  * backends give the same VMAs and names: the [vsyscall] gate, which PROCMAP_QUERY
- * does not see, comes from the text, and the text's \012 for a newline is undone.
+ * does not see, comes from the text. The text shows a newline in a path as \012 and
+ * a backslash as itself, so a name with "\012" in it is looked up exactly
+ * (PROCMAP_QUERY, else /proc/PID/map_files, which needs CAP_CHECKPOINT_RESTORE);
+ * where neither can be had, each \012 is taken for a newline.
  */
 #ifndef MMEXT_VMA_H
 #define MMEXT_VMA_H
@@ -142,7 +145,8 @@ MMEXT_API void mmext_maps_rewind(struct mmext_maps *m);
 
 /*
  * Parse one line of /proc/PID/maps (len bytes, with or without the newline) into
- * *vma, whose name and anon_name then point into line and are not NUL-terminated.
+ * *vma, whose name and anon_name then point into line and are not NUL-terminated;
+ * the name is as the line has it (a \012 stays four bytes).
  * Pure: no allocation, no system calls. Returns 0 or -EINVAL for a malformed line.
  */
 MMEXT_API int mmext_maps_parse_line(const char *line, size_t len, struct mmext_vma *vma);
