@@ -13,8 +13,8 @@
 #include "internal.h"
 
 static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct mmext_feature_status cache[MMEXT_FEAT__COUNT];
-static bool cached[MMEXT_FEAT__COUNT];
+static struct mmext_feature_status cache[MMEXT_FEAT_COUNT];
+static bool cached[MMEXT_FEAT_COUNT];
 
 static void probe_fork_prepare(void)
 {
@@ -37,7 +37,7 @@ __attribute__((constructor)) static void probe_init(void)
 	pthread_atfork(probe_fork_prepare, probe_fork_release, probe_fork_release);
 }
 
-static const char *const feature_names[MMEXT_FEAT__COUNT] = {
+static const char *const feature_names[MMEXT_FEAT_COUNT] = {
 	[MMEXT_FEAT_ANON_NAME] = "anon_name",
 	[MMEXT_FEAT_REFPAGE] = "refpage",
 	[MMEXT_FEAT_MAPS_LOCKLESS] = "maps_lockless",
@@ -299,7 +299,7 @@ MMEXT_API int mmext_probe_status(enum mmext_feature f, struct mmext_feature_stat
 	struct mmext_feature_status now;
 	int saved = errno;
 
-	if ((unsigned int)f >= MMEXT_FEAT__COUNT || !st || size < STATUS_V1_SIZE ||
+	if ((unsigned int)f >= MMEXT_FEAT_COUNT || !st || size < STATUS_V1_SIZE ||
 	    size > MMEXT_OPTS_MAX)
 		return -EINVAL;
 	pthread_mutex_lock(&probe_lock);
@@ -328,7 +328,7 @@ MMEXT_API int mmext_probe(enum mmext_feature f, struct mmext_feature_status *st)
 
 MMEXT_API const char *mmext_feature_name(enum mmext_feature f)
 {
-	return (unsigned int)f < MMEXT_FEAT__COUNT ? feature_names[f] : NULL;
+	return (unsigned int)f < MMEXT_FEAT_COUNT ? feature_names[f] : NULL;
 }
 
 MMEXT_API void mmext_probe_reset(void)

@@ -18,7 +18,7 @@ TEST(every_feature_has_a_consistent_answer)
 	struct mmext_feature_status st;
 	int f;
 
-	for (f = 0; f < MMEXT_FEAT__COUNT; f++) {
+	for (f = 0; f < MMEXT_FEAT_COUNT; f++) {
 		memset(&st, 0xaa, sizeof(st));
 		ASSERT_EQ(0, mmext_probe(f, &st));
 		ASSERT_NE(NULL, st.detail);
@@ -35,7 +35,7 @@ TEST(feature_names_are_unique)
 {
 	int a, b;
 
-	for (a = 0; a < MMEXT_FEAT__COUNT; a++) {
+	for (a = 0; a < MMEXT_FEAT_COUNT; a++) {
 		ASSERT_NE(NULL, mmext_feature_name(a));
 		for (b = 0; b < a; b++)
 			EXPECT_STRNE(mmext_feature_name(a), mmext_feature_name(b));
@@ -48,10 +48,10 @@ TEST(bad_arguments)
 {
 	struct mmext_feature_status st;
 
-	EXPECT_EQ(-EINVAL, mmext_probe(MMEXT_FEAT__COUNT, &st));
+	EXPECT_EQ(-EINVAL, mmext_probe(MMEXT_FEAT_COUNT, &st));
 	EXPECT_EQ(-EINVAL, mmext_probe((enum mmext_feature)-1, &st));
 	EXPECT_EQ(-EINVAL, mmext_probe(MMEXT_FEAT_ANON_NAME, NULL));
-	EXPECT_EQ(NULL, mmext_feature_name(MMEXT_FEAT__COUNT));
+	EXPECT_EQ(NULL, mmext_feature_name(MMEXT_FEAT_COUNT));
 	EXPECT_EQ(NULL, mmext_feature_name((enum mmext_feature)-5));
 }
 
@@ -172,7 +172,7 @@ TEST(answers_are_cached_and_reset)
 	struct mmext_feature_status a, b;
 	int f;
 
-	for (f = 0; f < MMEXT_FEAT__COUNT; f++) {
+	for (f = 0; f < MMEXT_FEAT_COUNT; f++) {
 		ASSERT_EQ(0, mmext_probe(f, &a));
 		ASSERT_EQ(0, mmext_probe(f, &b));
 		EXPECT_EQ(a.available, b.available);
@@ -192,7 +192,7 @@ static void *probe_all(void *arg)
 	int round, f;
 
 	for (round = 0; round < 50; round++)
-		for (f = 0; f < MMEXT_FEAT__COUNT; f++)
+		for (f = 0; f < MMEXT_FEAT_COUNT; f++)
 			if (mmext_probe(f, &out[f]))
 				return (void *)1;
 	return NULL;
@@ -200,7 +200,7 @@ static void *probe_all(void *arg)
 
 TEST(concurrent_probes_agree)
 {
-	struct mmext_feature_status res[4][MMEXT_FEAT__COUNT];
+	struct mmext_feature_status res[4][MMEXT_FEAT_COUNT];
 	pthread_t t[4];
 	int i, f;
 
@@ -214,7 +214,7 @@ TEST(concurrent_probes_agree)
 		EXPECT_EQ(NULL, ret);
 	}
 	for (i = 1; i < 4; i++)
-		for (f = 0; f < MMEXT_FEAT__COUNT; f++) {
+		for (f = 0; f < MMEXT_FEAT_COUNT; f++) {
 			EXPECT_EQ(res[0][f].available, res[i][f].available);
 			EXPECT_EQ(res[0][f].reason, res[i][f].reason);
 		}
@@ -228,7 +228,7 @@ static void *reprobe_loop(void *arg)
 
 	while (!*stop) {
 		mmext_probe_reset();
-		for (int f = 0; f < MMEXT_FEAT__COUNT; f++)
+		for (int f = 0; f < MMEXT_FEAT_COUNT; f++)
 			mmext_probe(f, &st);
 	}
 	return NULL;

@@ -44,8 +44,12 @@ enum mmext_feature {
 	MMEXT_FEAT_PROCMAP_QUERY = 5,	/* ioctl on /proc/PID/maps (6.11) */
 	MMEXT_FEAT_SOFT_DIRTY = 6,	/* clear_refs 4 + pagemap bit 55 */
 	MMEXT_FEAT_ANON_SHMEM_NAME = 7,	/* naming shared anonymous memory (6.2) */
-	MMEXT_FEAT__COUNT
+	MMEXT_FEAT_COUNT
 };
+/* C only: C++ reserves every name with a double underscore. */
+#ifndef __cplusplus
+#define MMEXT_FEAT__COUNT MMEXT_FEAT_COUNT
+#endif
 
 /*
  * May grow at the end in later versions: mmext_probe_status() says how large the
