@@ -268,7 +268,7 @@ static inline void fill(struct mmext_vma *vma, const struct head *h, const char 
 	vma->prot = h->prot;
 	vma->build_id_len = 0;
 	vma->build_id = NULL;
-	memset(vma->__reserved, 0, sizeof(vma->__reserved));
+	memset(vma->reserved, 0, sizeof(vma->reserved));
 	vma->name = name;
 	vma->name_len = name_end - name;
 	mmext__vma_classify(vma);

@@ -81,7 +81,7 @@ struct mmext_vma {
 	uint32_t anon_name_len;
 	uint32_t build_id_len;		/* 0 when unknown or none */
 	const unsigned char *build_id;	/* GNU build ID of a file-backed ELF VMA */
-	uint64_t __reserved[4];
+	uint64_t reserved[4];
 };
 
 enum mmext_maps_backend {
