@@ -13,9 +13,12 @@
 #include <mmext/uapi.h>
 #include "internal.h"
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 MMEXT_API const char *mmext_version(void)
 {
-	return "0.3";
+	return STR(MMEXT_VERSION_MAJOR) "." STR(MMEXT_VERSION_MINOR);
 }
 
 int mmext__opts_check(const void *opts, size_t known)
