@@ -8,6 +8,7 @@
 # are (covers below). Also the benchmark runner's unit checks
 # (tests/bench/test_runner.py: its statistics and report verdicts; no kernel needed),
 # and syzkaller's descriptions of the queue's calls (tests/syzkaller/run.sh --check).
+# The library's public headers as C99 and C++ (tests/headers.sh).
 set -uo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
 
@@ -35,6 +36,10 @@ result man_lint $bad "$log"
 bad=0
 "$MMEXT_ROOT/tests/man-content.sh" > "$log" 2>&1 || bad=1
 result man_content $bad "$log"
+
+bad=0
+"$MMEXT_ROOT/tests/headers.sh" > "$log" 2>&1 || bad=1
+result headers $bad "$log"
 
 # checkpatch_series NAME QUEUEDIR CHECKPATCH [ARGS]: every patch of QUEUEDIR/series, the
 # findings that tests/checkpatch-allow.txt does not allow for that patch fail NAME.
