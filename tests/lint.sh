@@ -8,7 +8,8 @@
 # are (covers below). Also the benchmark runner's unit checks
 # (tests/bench/test_runner.py: its statistics and report verdicts; no kernel needed),
 # and syzkaller's descriptions of the queue's calls (tests/syzkaller/run.sh --check).
-# The library's public headers as C99 and C++ (tests/headers.sh).
+# The library's public headers as C99 and C++ (tests/headers.sh), and the places that
+# repeat the library's version.
 set -uo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
 
@@ -40,6 +41,23 @@ result man_content $bad "$log"
 bad=0
 "$MMEXT_ROOT/tests/headers.sh" > "$log" 2>&1 || bad=1
 result headers $bad "$log"
+
+# The version is MMEXT_VERSION_* in mmext/common.h; lib/Makefile and mmext_version()
+# derive it. debian/changelog's top entry and the titles of the man pages that carry a
+# version (the library's and the command's) must repeat it.
+bad=0
+{
+	ver=$(make -s -C "$MMEXT_ROOT/lib" print-version)
+	[[ $ver =~ ^[0-9]+\.[0-9]+$ ]] || { echo "lib/Makefile: version '$ver'"; bad=1; }
+	deb=$(dpkg-parsechangelog -l "$MMEXT_ROOT/debian/changelog" -S Version)
+	deb=${deb#*:}
+	[ "${deb%%-*}" = "$ver" ] || { echo "debian/changelog: $deb, the header $ver"; bad=1; }
+	for f in "$MMEXT_ROOT"/man/*.[0-9]; do
+		t=$(sed -n 's/^\.TH [^"]*"\(lib\)\{0,1\}mmext \([^"]*\)".*/\2/p' "$f")
+		[ -z "$t" ] || [ "$t" = "$ver" ] || { echo "man/${f##*/}: .TH says $t, the header $ver"; bad=1; }
+	done
+} > "$log" 2>&1
+result version $bad "$log"
 
 # checkpatch_series NAME QUEUEDIR CHECKPATCH [ARGS]: every patch of QUEUEDIR/series, the
 # findings that tests/checkpatch-allow.txt does not allow for that patch fail NAME.
