@@ -39,6 +39,8 @@ int cli_fail(const char *cmd, int err, const char *fmt, ...) __attribute__((form
  * "mmext CMD: PID: MESSAGE" on stderr; returns EXIT_RUNTIME.
  */
 int cli_pid_fail(const char *cmd, pid_t pid, int err);
+/* The MESSAGE of cli_pid_fail(), for a JSON error object. */
+const char *cli_pid_why(pid_t pid, int err);
 
 /* Longest part of an argument echoed in a message; longer ones end in "...". */
 #define CLI_ARG_MAX	64
@@ -69,8 +71,10 @@ int cli_parse_maps_backend(const char *s, uint32_t *backend);
 void cli_perms(const struct mmext_vma *vma, char buf[5]);
 /* "anon", "file", "anon_named", ... for JSON. */
 const char *cli_kind_name(uint32_t kind);
-/* Write name with control bytes and backslashes as \ooo, so one VMA stays one line. */
+/* Write name with control bytes and backslashes as \ooo, so it stays one line. */
 void cli_put_name(FILE *f, const char *name, size_t len);
+/* Write a VMA's name as /proc/PID/maps (and pmap) do: a newline as \012, nothing else. */
+void cli_put_vma_name(FILE *f, const char *name, size_t len);
 /* Write a JSON string literal (quotes included); bytes that are not UTF-8 as U+FFFD. */
 void cli_put_json_str(FILE *f, const char *s, size_t len);
 /* "key":"s", and when s is not UTF-8 also "key_hex":"its bytes in hex". */

@@ -18,22 +18,27 @@ static const char usage_text[] =
 	"Usage: mmext maps [OPTIONS] PID...\n"
 	"List the VMAs of each process PID (a number, or 'self' for mmext itself) after\n"
 	"a line 'PID: COMMAND LINE': address range, size in KiB, permissions and name,\n"
-	"like pmap(1).\n"
+	"like pmap(1); names as /proc/PID/maps shows them (a newline as \\012). Options\n"
+	"may come before, between or after the PIDs; after '--' all are PIDs.\n"
 	"  -r, --rss        add, in KiB from /proc/PID/smaps, as pmap -X: RSS, PSS,\n"
 	"                   shared and private clean and dirty, swap, swap PSS and\n"
-	"                   transparent huge pages; this walks the page tables and can\n"
-	"                   stall a large process: opt-in. smaps rounds PSS down per VMA,\n"
-	"                   so the PSS totals may be below --rollup's by < 1 KiB per VMA\n"
-	"  -R, --rollup     only the totals of --rss, from /proc/PID/smaps_rollup\n"
+	"                   transparent huge pages; then USS as smem has it (Private_Clean\n"
+	"                   + Private_Dirty: memory no other process maps). This walks\n"
+	"                   the page tables and can stall a large process: opt-in. smaps\n"
+	"                   rounds PSS down per VMA, so the PSS totals may be below\n"
+	"                   --rollup's by < 1 KiB per VMA\n"
+	"  -R, --rollup     only the totals of --rss, from /proc/PID/smaps_rollup, with\n"
+	"                   the size and the VMA count of the maps listing\n"
 	"  -g, --group      one line per name with a count of VMAs, like showmap;\n"
 	"                   largest first (by PSS with --rss, else by size)\n"
-	"  -j, --json       one JSON object (with several PIDs: {\"processes\":[...]});\n"
-	"                   numbers are numbers, sizes are in bytes\n"
+	"  -j, --json       one JSON object (with several PIDs: {\"processes\":[...]}, an\n"
+	"                   error object for each that failed); numbers are numbers,\n"
+	"                   sizes are in bytes\n"
 	"  -b, --backend B  auto (default), text (parse /proc/PID/maps) or ioctl\n"
 	"                   (PROCMAP_QUERY, Linux 6.11+)\n"
 	"  -h, --help       this text\n"
 	"Exit status: 0 ok, 1 no such process / permission denied / read error (for any\n"
-	"PID: the others are still listed, except with --json), 2 usage.\n";
+	"PID: the others are still listed), 2 usage.\n";
 
 /* The smaps fields of --rss, in pmap -X's order. */
 static const struct field {
@@ -50,9 +55,14 @@ static const struct field {
 	{ "Swap:", "swap", "SWAP" },
 	{ "SwapPss:", "swap_pss", "SWAPPSS" },
 	{ "AnonHugePages:", "anon_huge", "ANONHUGE" },
+	/* smem's USS, memory no other process maps: Private_Clean + Private_Dirty. */
+	{ NULL, "uss", "USS" },
 };
-#define NFIELDS	(sizeof(fields) / sizeof(fields[0]))
-#define F_PSS	1
+#define NFIELDS		(sizeof(fields) / sizeof(fields[0]))
+#define F_PSS		1
+#define F_PR_CLEAN	4
+#define F_PR_DIRTY	5
+#define F_USS		(NFIELDS - 1)
 
 struct row {
 	struct mmext_vma v;	/* v.name points to name below */
@@ -150,24 +160,21 @@ static char *put_dec(char *p, uint64_t v, int width)
 	return end;
 }
 
-/* The name as cli_put_name() writes it: control bytes and backslashes as \ooo. */
+/* The name as /proc/PID/maps shows it (cli_put_vma_name()): a newline as \012. */
 static char *put_name(char *p, const char *name, size_t len)
 {
-	size_t i;
+	const char *nl;
 
-	for (i = 0; i < len; i++) {
-		unsigned char c = name[i];
-
-		if (c < 0x20 || c == 0x7f || c == '\\') {
-			*p++ = '\\';
-			*p++ = '0' + (c >> 6);
-			*p++ = '0' + (c >> 3 & 7);
-			*p++ = '0' + (c & 7);
-		} else {
-			*p++ = c;
-		}
+	while ((nl = memchr(name, '\n', len))) {
+		memcpy(p, name, nl - name);
+		p += nl - name;
+		memcpy(p, "\\012", 4);
+		p += 4;
+		len -= nl - name + 1;
+		name = nl + 1;
 	}
-	return p;
+	memcpy(p, name, len);
+	return p + len;
 }
 
 /*
@@ -214,7 +221,7 @@ static void put_row_text(struct maps_state *s, const struct mmext_vma *v, const 
 		p += 6;
 	} else if (big) {
 		fwrite_unlocked(start, 1, p - start, s->f);
-		cli_put_name(s->f, v->name, v->name_len);
+		cli_put_vma_name(s->f, v->name, v->name_len);
 		p = start;
 	} else {
 		p = put_name(p, v->name, v->name_len);
@@ -256,8 +263,14 @@ static int add_row(struct maps_state *s, const struct mmext_vma *v, const uint64
 			s->total.u[i] += u[i];
 	else
 		u = none;
-	if (s->rollup)
+	if (s->rollup) {
+		/* smaps_rollup's pseudo-VMA has the usage, the maps listing the VMAs. */
+		if (u == none) {
+			s->nvmas++;
+			s->total.v.end += size;
+		}
 		return 0;
+	}
 	s->nvmas++;
 	s->total.v.end += size;
 	if (!s->group) {
@@ -369,12 +382,40 @@ static int list_maps(struct maps_state *s, struct mmext_maps *m)
 }
 
 /*
+ * A name the smaps text shows with \012 (a newline, or those four bytes) as the
+ * library has it; without an answer from it, \012 is taken for a newline.
+ */
+static void smaps_name(struct mmext_maps *m, struct mmext_vma *v, char *name)
+{
+	struct mmext_vma x;
+	char *in, *out, *end = name + v->name_len;
+
+	if (v->name_len < 4 || !memmem(name, v->name_len, "\\012", 4))
+		return;
+	if (!mmext_maps_find(m, v->start, 0, &x) && x.start == v->start && x.end == v->end &&
+	    x.name_len <= v->name_len) {
+		memcpy(name, x.name, x.name_len);
+		v->name_len = x.name_len;
+		return;
+	}
+	for (in = out = name; in < end; in++) {
+		if (end - in >= 4 && !memcmp(in, "\\012", 4)) {
+			*out++ = '\n';
+			in += 3;
+		} else {
+			*out++ = *in;
+		}
+	}
+	v->name_len = out - name;
+}
+
+/*
  * Listing with RSS: smaps repeats each maps line followed by "Key: N kB" lines, so
  * reading it alone gives VMAs and sizes from one consistent pass. The header lines
  * go through the library's parser. smaps_rollup has the same shape, with one
  * pseudo-VMA.
  */
-static int list_smaps(struct maps_state *s)
+static int list_smaps(struct maps_state *s, struct mmext_maps *m)
 {
 	const char *file = s->rollup ? "smaps_rollup" : "smaps";
 	char path[64], *line = NULL, *name = NULL;
@@ -401,7 +442,8 @@ static int list_smaps(struct maps_state *s)
 			if (!have || sscanf(colon + 1, "%llu", &kb) != 1)
 				continue;
 			for (i = 0; i < NFIELDS; i++)
-				if (!strncmp(line, fields[i].key, colon + 1 - line) &&
+				if (fields[i].key &&
+				    !strncmp(line, fields[i].key, colon + 1 - line) &&
 				    !fields[i].key[colon + 1 - line])
 					u[i] = kb << 10;
 			continue;
@@ -410,8 +452,12 @@ static int list_smaps(struct maps_state *s)
 			ret = -EIO;
 			break;
 		}
-		if (have && (ret = add_row(s, &cur, u)))
-			break;
+		if (have) {
+			u[F_USS] = u[F_PR_CLEAN] + u[F_PR_DIRTY];
+			ret = add_row(s, &cur, u);
+			if (ret)
+				break;
+		}
 		if (v.name_len + 1 > ncap) {
 			ncap = v.name_len + 64;
 			free(name);
@@ -422,8 +468,9 @@ static int list_smaps(struct maps_state *s)
 			}
 		}
 		memcpy(name, v.name, v.name_len);
-		name[v.name_len] = '\0';
 		cur = v;
+		smaps_name(m, &cur, name);
+		name[cur.name_len] = '\0';
 		cur.name = name;
 		if (v.anon_name)
 			cur.anon_name = name + (v.anon_name - v.name);
@@ -432,8 +479,10 @@ static int list_smaps(struct maps_state *s)
 	}
 	if (!ret && ferror(f))
 		ret = -errno;
-	if (!ret && have)
+	if (!ret && have) {
+		u[F_USS] = u[F_PR_CLEAN] + u[F_PR_DIRTY];
 		ret = add_row(s, &cur, u);
+	}
 	fclose(f);
 	free(line);
 	free(name);
@@ -515,7 +564,7 @@ static int maps_one(struct maps_state *s, const struct mmext_maps_opts *mo)
 	else if (s->json)
 		fprintf(s->f, "\"%s\":[", s->group ? "groups" : "vmas");
 	else if (s->rollup)
-		printf("%-25s", "");
+		printf("%-25s %9s", "", "KB");
 	else if (s->group)
 		printf("%9s", "KB");
 	else
@@ -526,9 +575,12 @@ static int maps_one(struct maps_state *s, const struct mmext_maps_opts *mo)
 		if (!s->rollup)
 			printf(s->group ? " %6s NAME\n" : " PERM NAME\n", "COUNT");
 		else
-			putchar('\n');
+			printf(" %6s\n", "VMAS");
 	}
-	ret = s->rss ? list_smaps(s) : list_maps(s, m);
+	/* A rollup's size and VMA count come from the maps listing, its usage from smaps_rollup. */
+	ret = s->rollup ? list_maps(s, m) : 0;
+	if (!ret)
+		ret = s->rss ? list_smaps(s, m) : list_maps(s, m);
 	/* smaps, like maps, just ends early when the address space goes away. */
 	if (!ret && s->rss)
 		ret = still_there(m);
@@ -545,9 +597,9 @@ static int maps_one(struct maps_state *s, const struct mmext_maps_opts *mo)
 	if (s->json) {
 		if (s->rollup) {
 			for (i = 0; i < NFIELDS; i++)
-				fprintf(s->f, "%s\"%s\":%" PRIu64, i ? "," : "", fields[i].json,
-					s->total.u[i]);
-			fputs("}}", s->f);
+				fprintf(s->f, "\"%s\":%" PRIu64 ",", fields[i].json, s->total.u[i]);
+			fprintf(s->f, "\"size\":%" PRIu64 ",\"vmas\":%lu}}", s->total.v.end,
+				s->nvmas);
 			return 0;
 		}
 		fprintf(s->f, "],\"total\":{\"vmas\":%lu,\"size\":%" PRIu64, s->nvmas,
@@ -558,7 +610,7 @@ static int maps_one(struct maps_state *s, const struct mmext_maps_opts *mo)
 	}
 	/* Shaped like the rows above it, so columns line up. */
 	if (s->rollup)
-		printf("%-25s", "rollup");
+		printf("%-25s %9" PRIu64, "rollup", s->total.v.end >> 10);
 	else if (!s->group)
 		printf("%-25s %9" PRIu64, "total", s->total.v.end >> 10);
 	else
@@ -567,7 +619,7 @@ static int maps_one(struct maps_state *s, const struct mmext_maps_opts *mo)
 		for (i = 0; i < NFIELDS; i++)
 			printf(" %8" PRIu64, s->total.u[i] >> 10);
 	if (s->rollup)
-		putchar('\n');
+		printf(" %6lu\n", s->nvmas);
 	else if (s->group)
 		printf(" %6lu [total]\n", s->nvmas);
 	else
@@ -587,13 +639,14 @@ int cmd_maps(int argc, char **argv)
 		{ 0 }
 	};
 	struct maps_state s = { 0 }, fresh;
+	FILE *doc;
 	MMEXT_OPTS(mmext_maps_opts, mo);
 	static char obuf[1 << 16], out[OUT_CAP];
 	int c, i, ret, rc = EXIT_OK, many;
 	pid_t pid;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:rRgjb:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":rRgjb:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r': s.rss = 1; break;
 		case 'R': s.rss = s.rollup = 1; break;
@@ -619,29 +672,48 @@ int cmd_maps(int argc, char **argv)
 
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
 	s.out = out;
-	s.f = s.json ? cli_doc_open() : stdout;
-	if (!s.f)
+	s.f = stdout;
+	doc = s.json ? cli_doc_open() : NULL;
+	if (s.json && !doc)
 		return cli_fail("maps", -ENOMEM, "allocating");
-	if (s.json && many)
-		fputs("{\"processes\":[", s.f);
+	if (many && doc)
+		fputs("{\"processes\":[", doc);
 	fresh = s;
 	for (i = optind; i < argc; i++) {
+		char *one = NULL;
+		size_t len = 0;
+
 		s = fresh;
 		cli_parse_pid(argv[i], &s.pid);
-		if (s.json && i > optind)
-			fputc(',', s.f);
-		ret = maps_one(&s, &mo);
-		if (ret == -EOPNOTSUPP)
-			rc = cli_fail("maps", 0, "the ioctl backend needs PROCMAP_QUERY (Linux 6.11+)");
-		else if (ret)
+		/* Each process's object is built apart: it goes in whole or not at all. */
+		if (s.json)
+			s.f = open_memstream(&one, &len);
+		ret = s.f ? maps_one(&s, &mo) : -ENOMEM;
+		if (s.json && s.f && fclose(s.f) && !ret)
+			ret = -errno;
+		if (ret)
 			rc = cli_pid_fail("maps", s.pid, ret);
-		/* A JSON document is whole or not at all. */
-		if (ret && s.json)
-			return cli_doc_close(s.f, 0);
+		if (s.json && i > optind)
+			fputc(',', doc);
+		if (s.json && !ret) {
+			fwrite(one, 1, len, doc);
+		} else if (s.json && many) {
+			pid = s.pid ? s.pid : getpid();
+			fprintf(doc, "{\"pid\":%d,", (int)pid);
+			cli_put_json_name(doc, "error", cli_pid_why(s.pid, ret),
+					  strlen(cli_pid_why(s.pid, ret)));
+			fprintf(doc, ",\"errno\":%d}", -ret);
+		} else if (s.json) {
+			/* One process: its document, or nothing. */
+			free(one);
+			return cli_doc_close(doc, 0);
+		}
+		free(one);
 	}
 	if (s.json) {
-		fputs(many ? "]}\n" : "\n", s.f);
-		return cli_doc_close(s.f, 1);
+		fputs(many ? "]}\n" : "\n", doc);
+		ret = cli_doc_close(doc, 1);
+		return ret != EXIT_OK ? ret : rc;
 	}
 	return rc;
 }

@@ -14,7 +14,8 @@ static const char usage_text[] =
 	"For each hexadecimal ADDR (0x optional) show the VMA of process PID (a number, or\n"
 	"'self') that contains it, one line per address: the address, 'in', 'next' or\n"
 	"'none', then the VMA as /proc/PID/maps shows it. An address in no VMA is a\n"
-	"result ('none'), not an error.\n"
+	"result ('none'), not an error. Options may come before or after PID and ADDR;\n"
+	"after '--' everything is PID and ADDR.\n"
 	"  -n, --next       if no VMA contains ADDR, show the first one above it\n"
 	"  -f, --file       consider file-backed VMAs only\n"
 	"  -B, --build-id   add the GNU build ID of file-backed ELF VMAs (PROCMAP_QUERY)\n"
@@ -32,7 +33,7 @@ static void put_vma_text(const struct mmext_vma *v)
 	cli_perms(v, perms);
 	printf(" %s %08" PRIx64 " %02x:%02x %" PRIu64 " ", perms, v->offset, v->dev_major,
 	       v->dev_minor, v->inode);
-	cli_put_name(stdout, v->name, v->name_len);
+	cli_put_vma_name(stdout, v->name, v->name_len);
 	if (v->flags & MMEXT_VMA_DELETED)
 		fputs(" (deleted)", stdout);
 	if (v->build_id_len) {
@@ -62,7 +63,7 @@ int cmd_query(int argc, char **argv)
 	pid_t pid;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:nfBjb:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":nfBjb:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n': flags |= MMEXT_FIND_NEXT; break;
 		case 'f': flags |= MMEXT_FIND_FILE; break;
@@ -98,8 +99,6 @@ int cmd_query(int argc, char **argv)
 	ret = mmext_maps_open(pid, &mo, &m);
 	if (ret) {
 		free(addrs);
-		if (ret == -EOPNOTSUPP)
-			return cli_fail("query", 0, "the ioctl backend needs PROCMAP_QUERY (Linux 6.11+)");
 		return cli_pid_fail("query", pid, ret);
 	}
 	f = json ? cli_doc_open() : stdout;

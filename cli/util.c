@@ -38,7 +38,7 @@ int cli_fail(const char *cmd, int err, const char *fmt, ...)
 	return EXIT_RUNTIME;
 }
 
-int cli_pid_fail(const char *cmd, pid_t pid, int err)
+const char *cli_pid_why(pid_t pid, int err)
 {
 	char path[32];
 	const char *why;
@@ -54,9 +54,19 @@ int cli_pid_fail(const char *cmd, pid_t pid, int err)
 	case -EPERM:
 		why = "permission denied (reading another user's maps needs ptrace access)";
 		break;
+	case -EOPNOTSUPP:
+		why = "the ioctl backend needs PROCMAP_QUERY (Linux 6.11+)";
+		break;
 	default:
 		why = strerror(-err);
 	}
+	return why;
+}
+
+int cli_pid_fail(const char *cmd, pid_t pid, int err)
+{
+	const char *why = cli_pid_why(pid, err);
+
 	if (pid)
 		return cli_fail(cmd, 0, "%d: %s", (int)pid, why);
 	return cli_fail(cmd, 0, "self: %s", why);
@@ -187,6 +197,18 @@ void cli_put_name(FILE *f, const char *name, size_t len)
 			fprintf(f, "\\%03o", c);
 		else
 			fputc(c, f);
+	}
+}
+
+void cli_put_vma_name(FILE *f, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (name[i] == '\n')
+			fputs("\\012", f);
+		else
+			fputc(name[i], f);
 	}
 }
 

@@ -88,14 +88,15 @@ check "maps first shows PID: COMMAND LINE" '[ "$(head -1 "$tmp/maps")" = "$targe
 check "maps total counts every VMA" 'grep -q "^total .* $(wc -l < "$maps") VMAs$" "$tmp/maps"'
 check "maps sizes are KiB of the ranges" 'awk "NR > 2 && \$1 != \"total\" {print \$2}" "$tmp/maps" > "$tmp/kb" && [ -s "$tmp/kb" ] && ! grep -vq "^[0-9][0-9]*$" "$tmp/kb"'
 check "maps self shows mmext itself" 'run 0 maps self && grep -q "/mmext$" "$tmp/out"'
-check "maps --rss adds RSS, PSS, shared/private clean/dirty, swap, swap PSS, huge pages" 'run 0 maps --rss $target && sed -n 2p "$tmp/out" | grep -q "KB *RSS *PSS *SH_CLEAN *SH_DIRTY *PR_CLEAN *PR_DIRTY *SWAP *SWAPPSS *ANONHUGE *PERM NAME$" && awk "\$1 == \"total\" {exit !(\$3 > 0)}" "$tmp/out"'
+check "maps --rss adds RSS, PSS, shared/private clean/dirty, swap, swap PSS, huge pages, USS" 'run 0 maps --rss $target && sed -n 2p "$tmp/out" | grep -q "KB *RSS *PSS *SH_CLEAN *SH_DIRTY *PR_CLEAN *PR_DIRTY *SWAP *SWAPPSS *ANONHUGE *USS *PERM NAME$" && awk "\$1 == \"total\" {exit !(\$3 > 0)}" "$tmp/out"'
 check "maps --rss lists the same VMAs" 'awk "NR > 2 && \$1 != \"total\" {print \$1}" "$tmp/out" | cmp -s - "$tmp/ranges"'
-# What pmap -X shows, as smaps has it: per VMA "RANGE RSS PSS ... ANONHUGE" in KiB.
+# What pmap -X shows, as smaps has it: per VMA "RANGE RSS PSS ... ANONHUGE" in KiB, then
+# USS as smem has it: Private_Clean + Private_Dirty.
 fields="Rss Pss Shared_Clean Shared_Dirty Private_Clean Private_Dirty Swap SwapPss AnonHugePages"
-rssnums="-n rss -n pss -n shared_clean -n shared_dirty -n private_clean -n private_dirty -n swap -n swap_pss -n anon_huge"
+rssnums="-n rss -n pss -n shared_clean -n shared_dirty -n private_clean -n private_dirty -n swap -n swap_pss -n anon_huge -n uss"
 smaps_rows() { # FILE
 	awk -v f="$fields" 'BEGIN {n = split(f, k); for (i = 1; i <= n; i++) col[k[i] ":"] = i}
-		function out() {if (r != "") {printf "%s", r; for (i = 1; i <= n; i++) printf " %d", v[i] + 0; print ""}}
+		function out() {if (r != "") {printf "%s", r; for (i = 1; i <= n; i++) printf " %d", v[i] + 0; print " " v[5] + v[6]}}
 		$1 ~ /^[0-9a-f]+-[0-9a-f]+$/ {out(); r = $1; delete v; next}
 		$1 in col {v[col[$1]] = $2} END {out()}' "$1"
 }
@@ -106,28 +107,42 @@ smaps_rows() { # FILE
 for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$tmp/rsst" ] && break; sleep 0.1; done
 rss_rows_match() {
 	run 0 maps --rss $rsst && smaps_rows "/proc/$rsst/smaps" > "$tmp/want" &&
-	awk 'NR > 2 && $1 != "total" {print $1, $3, $4, $5, $6, $7, $8, $9, $10, $11}' "$tmp/out" | cmp -s - "$tmp/want"
+	awk 'NR > 2 && $1 != "total" {print $1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12}' "$tmp/out" | cmp -s - "$tmp/want"
 }
+# "KiB VMAS" of a maps file.
+maps_kb_vmas() {
+	local r rest kb=0 n=0
+	while read -r r rest; do
+		kb=$((kb + (16#${r#*-} - 16#${r%-*}) / 1024)) n=$((n + 1))
+	done < "$1"
+	echo "$kb $n"
+}
+# --rollup: "rollup KB RSS ... USS VMAS", the size and count as the maps listing has them.
 rollup_match() {
 	run 0 maps --rollup $rsst && [ "$(wc -l < "$tmp/out")" = 3 ] &&
-	[ "$(sed -n 3p "$tmp/out" | cut -c26- | xargs)" = "$(smaps_rows "/proc/$rsst/smaps_rollup" | cut -d" " -f2-)" ]
+	sed -n 2p "$tmp/out" | grep -q "^ *KB *RSS *PSS .* ANONHUGE *USS *VMAS$" &&
+	[ "$(sed -n 3p "$tmp/out" | awk '{$1 = $2 = $NF = ""; print}' | xargs)" = "$(smaps_rows "/proc/$rsst/smaps_rollup" | cut -d" " -f2-)" ] &&
+	[ "$(sed -n 3p "$tmp/out" | awk '{print $2, $NF}')" = "$(maps_kb_vmas "/proc/$rsst/maps")" ]
 }
 check "maps --rss: every VMA's columns as smaps has them" 'rss_rows_match'
-check "maps --rollup: the totals of smaps_rollup" 'rollup_match'
+check "maps --rollup: the totals of smaps_rollup, USS, size and VMA count" 'rollup_match'
 # smaps rounds PSS down per VMA, smaps_rollup only once: its PSS sums may be up to a
 # KiB per VMA above ours; every other total must be equal.
 rss_vs_rollup() {
 	run 0 maps --rss $rsst && cp "$tmp/out" "$tmp/rss" && run 0 maps --rollup $rsst &&
-	awk 'NR == FNR {if ($1 == "total") {for (i = 3; i <= 11; i++) t[i - 2] = $i; nv = $12}; next}
-		FNR == 3 {for (i = 1; i <= 9; i++) {d = $(i + 1) - t[i]
-			if (i == 2 || i == 8 ? d < 0 || d >= nv : d != 0) {print "# field " i ": rollup " $(i + 1) ", total " t[i]; bad = 1}}}
+	awk 'NR == FNR {if ($1 == "total") {for (i = 3; i <= 12; i++) t[i - 2] = $i; nv = $13}; next}
+		FNR == 3 {for (i = 1; i <= 10; i++) {d = $(i + 2) - t[i]
+			if (i == 2 || i == 8 ? d < 0 || d >= nv : d != 0) {print "# field " i ": rollup " $(i + 2) ", total " t[i]; bad = 1}}
+			if ($2 != $2 + 0 || $NF != nv) {print "# rollup size " $2 ", VMAs " $NF " against " nv; bad = 1}}
 		END {exit bad}' "$tmp/rss" "$tmp/out"
 }
 check "maps --rss totals agree with smaps_rollup" 'rss_vs_rollup'
-check "maps --json --rollup: typed numbers, no VMA list" 'run 0 maps --json --rollup $target && "$H" json -n pid $rssnums < "$tmp/out" > /dev/null && ! grep -q "\"vmas\"" "$tmp/out"'
+check "maps --json --rollup: typed numbers with size and VMA count, no VMA list" '
+	run 0 maps --json --rollup $target && "$H" json -n pid -n size -n vmas $rssnums < "$tmp/out" > /dev/null &&
+	! grep -q "\"vmas\":\[" "$tmp/out" && grep -q "\"vmas\":$(wc -l < "$maps")[,}]" "$tmp/out"'
 awk '{n = ""; for (i = 6; i <= NF; i++) n = n (i > 6 ? " " : "") $i; if (n == "") n = "[anon]"; c[n]++} END {for (k in c) print c[k], k}' "$maps" | sort > "$tmp/groups"
 check "maps --group counts VMAs per name" 'run 0 maps --group $target && awk "NR > 2 && \$NF != \"[total]\" {n = \"\"; for (i = 3; i <= NF; i++) n = n (i > 3 ? \" \" : \"\") \$i; print \$2, n}" "$tmp/out" | sort | cmp -s - "$tmp/groups"'
-check "maps --group --rss has a total row" 'run 0 maps --group --rss $target && grep -Eq "^ *([0-9]+ +){10}$(wc -l < "$maps") \[total\]$" "$tmp/out"'
+check "maps --group --rss has a total row" 'run 0 maps --group --rss $target && grep -Eq "^ *([0-9]+ +){11}$(wc -l < "$maps") \[total\]$" "$tmp/out"'
 check "maps --json: valid, unique keys, typed numbers, every VMA" '
 	run 0 maps --json $target &&
 	[ "$("$H" json -n start -n end -n size -n offset -n inode -n pid -l vmas < "$tmp/out")" = "$(wc -l < "$maps")" ]'
@@ -171,8 +186,28 @@ check "maps --json PID PID: a document per process in processes[]" '
 	run 0 maps --json --rss $target self && [ "$("$H" json -n pid -n rss -l processes < "$tmp/out")" = 2 ] &&
 	grep -q "\"cmdline\":\"sleep 3600\"" "$tmp/out"'
 check "maps PID PID with one gone: the other listed, exit 1" 'run 1 maps $gone $target && grep -q "^$target: sleep 3600$" "$tmp/out" && grep -q "$gone: no such process" "$tmp/err"'
-check "maps --json PID PID with one gone: nothing on stdout, exit 1" 'run 1 maps --json $target $gone && [ ! -s "$tmp/out" ]'
+check "maps --json PID PID with one gone: the other listed, an error object, exit 1" '
+	run 1 maps --json $target $gone && [ "$("$H" json -n pid -l processes < "$tmp/out")" = 2 ] &&
+	grep -q "\"cmdline\":\"sleep 3600\"" "$tmp/out" &&
+	grep -q "{\"pid\":$gone,\"error\":\"no such process\",\"errno\":3}" "$tmp/out" && grep -q "$gone: no such process" "$tmp/err"'
+check "maps --json --rollup PID PID with one gone: the other's rollup, an error object, exit 1" '
+	run 1 maps --json --rollup $gone $target && [ "$("$H" json -n pid -n rss -l processes < "$tmp/out")" = 2 ] &&
+	grep -q "^{\"processes\":\[{\"pid\":$gone,\"error\":" "$tmp/out"'
+check "maps --json with every PID gone: error objects only, exit 1" '
+	run 1 maps --json $gone $gone && [ "$("$H" json -n pid -n errno -l processes < "$tmp/out")" = 2 ]'
+check "maps --json PID gone: nothing on stdout, exit 1" 'run 1 maps --json $gone && [ ! -s "$tmp/out" ]'
 check "maps --rollup --group is a usage error" 'usage_err maps --rollup --group $target'
+check "maps PID --json: options after the PID" '
+	run 0 maps $target --json && cp "$tmp/out" "$tmp/after" && run 0 maps --json $target && cmp -s "$tmp/out" "$tmp/after"'
+check "maps PID -b text --rollup PID: options between PIDs" '
+	run 0 maps $target -b text --rollup self && [ "$(grep -c "^rollup " "$tmp/out")" = 2 ]'
+check "query PID ADDR --json: options after the operands" '
+	run 0 query $target 0 --json && grep -q "\"vma\":null" "$tmp/out"'
+check "maps -- -1: a PID after -- is still checked" 'usage_err maps -- -1'
+for a in "--backend" "--backend fast" "--backend=" "--no-such-option" "--rollup --group" "-x" "--json=1"; do
+	check "maps PID $a is a usage error" "usage_err maps \$target $a"
+done
+check "query PID ADDR --backend is a usage error" 'usage_err query $target 0 --backend'
 check "maps bad backend is a usage error" 'usage_err maps --backend fast 1'
 check "maps --backend without a value is a usage error" 'usage_err maps 1 --backend'
 check "maps of a process that exited: exit 1, no such process" 'run 1 maps $gone && grep -q "no such process" "$tmp/err"'
@@ -262,13 +297,15 @@ done
 # --- names as the kernel has them ---
 names="$tmp/names.d"
 mkdir -p "$names"
-for f in "$names/café" "$names/new"$'\n'"line" "$names/bad"$'\xff'"byte" "$names/back\\slash"; do
+# "lit\012x" is those seven bytes: the maps text shows it as it shows new<newline>line.
+held=("$names/café" "$names/new"$'\n'"line" "$names/bad"$'\xff'"byte" "$names/back\\slash" "$names/lit\\012x")
+for f in "${held[@]}"; do
 	printf x > "$f"
 done
-"$H" hold "$names/café" "$names/new"$'\n'"line" "$names/bad"$'\xff'"byte" "$names/back\\slash" > "$tmp/hold" &
+"$H" hold "${held[@]}" > "$tmp/hold" &
 holder=$! helpers="$helpers $holder"
-for _ in 1 2 3 4 5 6 7 8 9 10; do [ "$(wc -l < "$tmp/hold")" = 4 ] && break; sleep 0.1; done
-read -r a_cafe a_nl a_bad a_bs < <(tr '\n' ' ' < "$tmp/hold")
+for _ in 1 2 3 4 5 6 7 8 9 10; do [ "$(wc -l 2>/dev/null < "$tmp/hold")" = 5 ] && break; sleep 0.1; done
+read -r a_cafe a_nl a_bad a_bs a_lit < <(tr '\n' ' ' < "$tmp/hold")
 check "maps --json: a UTF-8 name as it is" 'run 0 maps --json $holder && grep -aq "\"name\":\"$names/café\"" "$tmp/out" && ! grep -q "u00c3" "$tmp/out"'
 check "maps --json: a non-UTF-8 name readable, and exact in name_hex" '
 	hex=$(printf "%s" "$names/bad"$'"'"'\xff'"'"'"byte" | od -An -tx1 | tr -d " \n") &&
@@ -278,11 +315,26 @@ check "query --json: the address also as a hex string" 'run 0 query --json $hold
 for b in text ioctl; do
 	run 0 maps --json -b $b $holder; grep -ao '"name":"[^"]*"[^}]*' "$tmp/out" | grep -a "$names" > "$tmp/names-$b"
 	run 0 maps -b $b $holder; grep -a "$names" "$tmp/out" > "$tmp/text-$b"
-	run 0 query -b $b $holder $a_nl $a_bs; cp "$tmp/out" "$tmp/query-$b"
+	run 0 query -b $b $holder $a_cafe $a_nl $a_bad $a_bs $a_lit; cp "$tmp/out" "$tmp/query-$b"
 done
+run 0 maps --json --rss $holder; grep -ao '"name":"[^"]*"' "$tmp/out" | grep -a "$names" > "$tmp/names-rss"
 check "maps --json: a newline in a path is a newline, from both backends" 'grep -q "new\\\\u000aline" "$tmp/names-text" && cmp -s "$tmp/names-text" "$tmp/names-ioctl"'
-check "maps: both backends show the same names" 'grep -q "new\\\\012line" "$tmp/text-text" && cmp -s "$tmp/text-text" "$tmp/text-ioctl"'
-check "query: both backends show the same names" 'grep -q "back\\\\134slash" "$tmp/query-text" && cmp -s "$tmp/query-text" "$tmp/query-ioctl"'
+check "maps --json: a backslash and 012 in a path are those bytes, from both backends" 'grep -q "lit\\\\\\\\012x" "$tmp/names-text" && grep -q "lit\\\\\\\\012x" "$tmp/names-ioctl"'
+check "maps --json --rss: the same names" 'grep -ao "\"name\":\"[^\"]*\"" "$tmp/names-text" | cmp -s - "$tmp/names-rss"'
+check "maps: both backends show the same names" 'cmp -s "$tmp/text-text" "$tmp/text-ioctl"'
+check "query: both backends show the same names" 'cmp -s "$tmp/query-text" "$tmp/query-ioctl"'
+# The name column as the maps file has it: a newline as \012, everything else as it is.
+names_as_maps() { # FILE: mmext's output, with ranges first
+	local a
+	for a in $a_cafe $a_nl $a_bad $a_bs $a_lit; do
+		[ "$(grep -a "$a-" "$1" | sed 's|^[^/]*||')" = "$(grep -a "^$a-" "/proc/$holder/maps" | sed 's|^[^/]*||')" ] ||
+			{ echo "# $a: $(grep -a "$a-" "$1")"; return 1; }
+	done
+}
+check "maps: names as /proc/PID/maps shows them (backslash as is)" 'names_as_maps "$tmp/text-text" && grep -aq "back\\\\slash$" "$tmp/text-text"'
+check "maps --rss: names as /proc/PID/maps shows them" 'run 0 maps --rss $holder && names_as_maps "$tmp/out"'
+check "query: names as /proc/PID/maps shows them" 'names_as_maps "$tmp/query-text"'
+check "maps --group: names as /proc/PID/maps shows them" 'run 0 maps --group $holder && grep -aq " $names/back\\\\slash$" "$tmp/out" && grep -aq " $names/new\\\\012line$" "$tmp/out"'
 
 # --- run ---
 # As env(1): COMMAND's status, 125 for run's own failures (usage too), 126, 127.
