@@ -12,13 +12,19 @@
  * (goal_pairs()), for an interval: PAGEMAP_SCAN's atomic get-and-reset against the other
  * backends', and the library's two calls against the bare walks.
  *
+ * The mprotect baseline the goals are measured against is this program's own (mp_*
+ * below): the library has no such backend, it would need a process-wide SIGSEGV
+ * handler. It sits in the slot of MMEXT_WW_MPROTECT, the value the library reserves.
+ *
  * Each backend runs in its own child process (clear_refs, soft-dirty's reset, walks the
- * whole process, and the mprotect backend's signal handler is process-wide), and the
+ * whole process, and the mprotect baseline's signal handler is process-wide), and the
  * runs are interleaved: run r of every backend, then run r + 1, so a shared machine's
  * load changes hit every backend alike and the ratios stay fair.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +39,7 @@
 
 #define NPAGES 8192
 #define NB 4	/* indexed by enum mmext_ww_backend; 0 (auto) unused */
+#define LONG_BITS (8 * sizeof(unsigned long))
 
 static const char usage[] =
 	"Usage: writewatch [--runs N] [--pairs N] [--json FILE]\n"
@@ -130,6 +137,100 @@ static long bare_walks(uintptr_t start, uintptr_t end)
 	return got;
 }
 
+/*
+ * The mprotect baseline, as a program tracking its own writes would do it: the range
+ * read-only, a SIGSEGV handler that records the first write to a page and makes the
+ * page writable, a get that reads the record, a reset that clears it and protects
+ * the pages again (the ones returned, or the whole range in one call). One range per
+ * process.
+ */
+static struct {
+	uintptr_t start, end;
+	unsigned long bits[NPAGES / LONG_BITS];
+} mp;
+
+static void mp_fault(int sig, siginfo_t *si, void *uc)
+{
+	uintptr_t a = (uintptr_t)si->si_addr & ~(psz - 1);
+	size_t i = (a - mp.start) / psz;
+
+	/* Not ours: the default action, which the faulting access then takes. */
+	if (si->si_code != SEGV_ACCERR || a < mp.start || a >= mp.end ||
+	    mprotect((void *)a, psz, PROT_READ | PROT_WRITE)) {
+		signal(SIGSEGV, SIG_DFL);
+		return;
+	}
+	__atomic_fetch_or(&mp.bits[i / LONG_BITS], 1UL << (i % LONG_BITS), __ATOMIC_RELAXED);
+}
+
+static int mp_open(char *buf, size_t len)
+{
+	struct sigaction sa = { .sa_sigaction = mp_fault, .sa_flags = SA_SIGINFO | SA_RESTART };
+
+	sigemptyset(&sa.sa_mask);
+	mp.start = (uintptr_t)buf;
+	mp.end = mp.start + len;
+	if (sigaction(SIGSEGV, &sa, NULL) || mprotect(buf, len, PROT_READ))
+		return -errno;
+	return 0;
+}
+
+/* Clear the record of pages [i, j), then protect them: a write in between is missed. */
+static int mp_protect(size_t i, size_t j)
+{
+	size_t k;
+
+	for (k = i; k < j; k++)
+		__atomic_fetch_and(&mp.bits[k / LONG_BITS], ~(1UL << (k % LONG_BITS)),
+				   __ATOMIC_RELAXED);
+	return mprotect((void *)(mp.start + i * psz), (j - i) * psz, PROT_READ) ? -errno : 0;
+}
+
+static int mp_reset(void)
+{
+	return mp_protect(0, (mp.end - mp.start) / psz);
+}
+
+/* The written pages, lowest first, at most *n; with reset, protect them again by runs. */
+static int mp_get(bool reset, void **out, size_t *n)
+{
+	size_t cap = *n, got = 0, i, w, run = 0;
+	unsigned long x;
+	int ret = 0;
+
+	for (w = 0; w < NPAGES / LONG_BITS && got < cap; w++) {
+		x = __atomic_load_n(&mp.bits[w], __ATOMIC_RELAXED);
+		while (x && got < cap) {
+			i = w * LONG_BITS + __builtin_ctzl(x);
+			x &= x - 1;
+			out[got++] = (void *)(mp.start + i * psz);
+		}
+	}
+	for (i = 0; reset && i < got && !ret; i = run) {
+		size_t first = ((uintptr_t)out[i] - mp.start) / psz;
+
+		for (run = i + 1; run < got &&
+		     ((uintptr_t)out[run] - mp.start) / psz == first + (run - i); run++)
+			;
+		ret = mp_protect(first, first + (run - i));
+	}
+	*n = got;
+	return ret;
+}
+
+/* The calls measured: the library's watch, or the baseline when w is NULL. */
+static int ww_get(struct mmext_ww *w, char *buf, size_t len, unsigned int flags, size_t *n)
+{
+	if (!w)
+		return mp_get(flags & MMEXT_WW_RESET, pages, n);
+	return mmext_ww_get(w, buf, len, flags, pages, n);
+}
+
+static int ww_reset(struct mmext_ww *w, char *buf, size_t len)
+{
+	return w ? mmext_ww_reset(w, buf, len) : mp_reset();
+}
+
 static struct answer measure(struct mmext_ww *w, char *buf, const struct cmd *k)
 {
 	size_t len = NPAGES * psz, i;
@@ -137,7 +238,7 @@ static struct answer measure(struct mmext_ww *w, char *buf, const struct cmd *k)
 	long ret = 0;
 	double t0;
 
-	mmext_ww_reset(w, buf, len);
+	ww_reset(w, buf, len);
 	if (k->c == C_FIRST) {
 		t0 = bench_ns();
 		for (i = 0; i < NPAGES; i++)
@@ -150,23 +251,23 @@ static struct answer measure(struct mmext_ww *w, char *buf, const struct cmd *k)
 	t0 = bench_ns();
 	switch (k->c) {
 	case C_GET_RESET:
-		ret = mmext_ww_get(w, buf, len, 0, pages, &a.n);
+		ret = ww_get(w, buf, len, 0, &a.n);
 		if (ret >= 0)
-			ret = mmext_ww_reset(w, buf, len);
+			ret = ww_reset(w, buf, len);
 		break;
 	case C_RESET:
-		ret = mmext_ww_reset(w, buf, len);
+		ret = ww_reset(w, buf, len);
 		a.n = (NPAGES + 100 / dirty_pcts[k->d] - 1) / (100 / dirty_pcts[k->d]);
 		break;
 	case C_ATOMIC:
-		ret = mmext_ww_get(w, buf, len, MMEXT_WW_RESET, pages, &a.n);
+		ret = ww_get(w, buf, len, MMEXT_WW_RESET, &a.n);
 		break;
 	case C_BARE:
 		ret = bare_walks((uintptr_t)buf, (uintptr_t)buf + len);
 		a.n = ret < 0 ? 0 : ret;
 		break;
 	default:
-		ret = mmext_ww_get(w, buf, len, 0, pages, &a.n);
+		ret = ww_get(w, buf, len, 0, &a.n);
 	}
 	a.t = (bench_ns() - t0) / 1e3;
 	a.err = ret < 0 ? (int)ret : 0;
@@ -178,7 +279,7 @@ static void serve(int backend, int in, int out)
 {
 	MMEXT_OPTS(mmext_ww_opts, o, .backend = backend);
 	size_t len = NPAGES * psz;
-	struct mmext_ww *w;
+	struct mmext_ww *w = NULL;
 	struct answer a;
 	struct cmd k;
 	char *buf;
@@ -191,7 +292,10 @@ static void serve(int backend, int in, int out)
 	}
 	/* Populated first: the first-write case measures tracking, not allocation. */
 	memset(buf, 1, len);
-	ret = mmext_ww_open(buf, len, &o, &w);
+	if (backend == MMEXT_WW_MPROTECT)
+		ret = mp_open(buf, len);
+	else
+		ret = mmext_ww_open(buf, len, &o, &w);
 	if (!ret && backend == MMEXT_WW_PAGEMAP_SCAN) {
 		pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 		if (pagemap_fd < 0)

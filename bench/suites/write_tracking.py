@@ -36,7 +36,7 @@ def estimate(mode, target):
     if target == "host":
         return 5 if mode == "quick" else 20
     # About 4 s per run under TCG with the benchmark kernels (see suites/__init__.py),
-    # most of it the mprotect backend's first writes; a round of the goals' cases writes
+    # most of it the mprotect baseline's first writes; a round of the goals' cases writes
     # 1% of the pages, about 0.05 s.
     return int(4 * RUNS[mode]["guest"] + 0.05 * PAIRS[mode]["guest"] + 5)
 
