@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * Write watch with three backends: PAGEMAP_SCAN + uffd WP_ASYNC, soft-dirty, and
- * mprotect + SIGSEGV. See <mmext/writewatch.h> for the semantics each one gives.
+ * Write watch with two backends: PAGEMAP_SCAN + uffd WP_ASYNC, and soft-dirty. See
+ * <mmext/writewatch.h> for the semantics each one gives.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -24,7 +23,6 @@
  * larger vector is slower anyway.
  */
 #define SCAN_REGIONS	256
-#define MPROT_SLOTS	64
 #define LONG_BITS	(8 * sizeof(unsigned long))
 
 struct mmext_ww {
@@ -35,13 +33,11 @@ struct mmext_ww {
 	int pagemap_fd;		/* PAGEMAP_SCAN and SOFT_DIRTY */
 	int uffd;		/* PAGEMAP_SCAN */
 	/*
-	 * SOFT_DIRTY: writes seen before the last process-wide clear; MPROTECT: writes.
-	 * Mapped on its own: the handler writes it, and a watched heap must not hold it.
+	 * SOFT_DIRTY: writes seen before the last process-wide clear. Mapped on its own,
+	 * so that the library's own stores never land in a watched heap.
 	 */
 	unsigned long *bits;
 	struct mmext_ww *sd_next;	/* SOFT_DIRTY: list of all such watches */
-	int slot;			/* MPROTECT: index in mprot_slots */
-	int exec;			/* MPROTECT: PROT_EXEC of the range, kept throughout */
 };
 
 static size_t bits_bytes(const struct mmext_ww *w)
@@ -67,66 +63,17 @@ static size_t page_index(const struct mmext_ww *w, uintptr_t addr)
 
 static bool bit_test(const unsigned long *b, size_t i)
 {
-	return __atomic_load_n(&b[i / LONG_BITS], __ATOMIC_RELAXED) & (1UL << (i % LONG_BITS));
+	return b[i / LONG_BITS] & (1UL << (i % LONG_BITS));
 }
 
 static void bit_set(unsigned long *b, size_t i)
 {
-	__atomic_fetch_or(&b[i / LONG_BITS], 1UL << (i % LONG_BITS), __ATOMIC_RELAXED);
+	b[i / LONG_BITS] |= 1UL << (i % LONG_BITS);
 }
 
 static void bit_clear(unsigned long *b, size_t i)
 {
-	__atomic_fetch_and(&b[i / LONG_BITS], ~(1UL << (i % LONG_BITS)), __ATOMIC_RELAXED);
-}
-
-static void bits_set_range(unsigned long *b, size_t first, size_t last)
-{
-	for (; first < last; first++)
-		bit_set(b, first);
-}
-
-/* Bits [first, last) of one word, with first and last in the same or next word. */
-static unsigned long word_mask(size_t w, size_t first, size_t last)
-{
-	unsigned long m = ~0UL;
-
-	if (first > w * LONG_BITS)
-		m &= ~0UL << (first % LONG_BITS);
-	if (last < (w + 1) * LONG_BITS)
-		m &= ~(~0UL << (last % LONG_BITS));
-	return m;
-}
-
-/*
- * Clear bits [first, last) a word at a time: one atomic per 64 pages instead of one
- * per page (a reset of 8192 pages spent ~60 us in per-bit atomics).
- */
-static void bits_clear_range(unsigned long *b, size_t first, size_t last)
-{
-	size_t w;
-
-	for (w = first / LONG_BITS; w * LONG_BITS < last; w++)
-		__atomic_fetch_and(&b[w], ~word_mask(w, first, last), __ATOMIC_RELAXED);
-}
-
-/* First index in [i, last) whose bit equals val, or last; skips whole words. */
-static size_t bits_find(const unsigned long *b, size_t i, size_t last, bool val)
-{
-	unsigned long x;
-
-	while (i < last) {
-		x = __atomic_load_n(&b[i / LONG_BITS], __ATOMIC_RELAXED);
-		if (!val)
-			x = ~x;
-		x &= ~0UL << (i % LONG_BITS);
-		if (x) {
-			i = i / LONG_BITS * LONG_BITS + __builtin_ctzl(x);
-			return i < last ? i : last;
-		}
-		i = (i / LONG_BITS + 1) * LONG_BITS;
-	}
-	return last;
+	b[i / LONG_BITS] &= ~(1UL << (i % LONG_BITS));
 }
 
 /* Collects page addresses into the caller's array. */
@@ -212,7 +159,6 @@ static int pms_open(struct mmext_ww *w)
 		.range = { .start = w->start, .len = w->end - w->start },
 		.mode = UFFDIO_REGISTER_MODE_WP,
 	};
-	int ret;
 
 	if (!mmext__have(MMEXT_FEAT_WRITEWATCH))
 		return -EOPNOTSUPP;
@@ -229,8 +175,7 @@ static int pms_open(struct mmext_ww *w)
 	if (w->pagemap_fd < 0)
 		return w->pagemap_fd;
 	/* Pages populated before registration count as written until protected. */
-	ret = scan_range(w, w->start, w->end, true, NULL);
-	return ret;
+	return scan_range(w, w->start, w->end, true, NULL);
 }
 
 /* ---- soft-dirty ---- */
@@ -383,249 +328,6 @@ out:
 	return ret;
 }
 
-/* ---- mprotect + SIGSEGV ---- */
-
-static pthread_mutex_t mprot_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct mmext_ww *mprot_slots[MPROT_SLOTS];
-static int mprot_inflight;		/* handlers currently looking at a slot */
-static bool mprot_installed;
-static struct sigaction mprot_prev;
-/* The last fault this thread let retry because no watch owned it. */
-static __thread uintptr_t mprot_retried __attribute__((tls_model("initial-exec")));
-
-/*
- * Record a write fault at addr: 1 when a watch owns it, 0 when none does, -1 when
- * one does but its pages cannot be made writable.
- */
-static int mprot_record(uintptr_t addr)
-{
-	size_t psz = mmext__page_size();
-	struct mmext_ww *w;
-	int i, ret = 0;
-
-	/* Sequentially consistent with mprot_close(): it clears a slot, then reads this. */
-	__atomic_fetch_add(&mprot_inflight, 1, __ATOMIC_SEQ_CST);
-	for (i = 0; i < MPROT_SLOTS; i++) {
-		w = __atomic_load_n(&mprot_slots[i], __ATOMIC_SEQ_CST);
-		if (!w || addr < w->start || addr >= w->end)
-			continue;
-		bit_set(w->bits, page_index(w, addr));
-		ret = 1;
-		if (!mprotect((void *)(addr & ~(psz - 1)), psz, PROT_READ | PROT_WRITE | w->exec))
-			break;
-		/*
-		 * No VMA left to split off (vm.max_map_count): unprotect the whole range,
-		 * which merges, and count every page written rather than fault forever.
-		 */
-		if (mprotect((void *)w->start, w->end - w->start, PROT_READ | PROT_WRITE | w->exec))
-			ret = -1;
-		else
-			bits_set_range(w->bits, 0, w->npages);
-		break;
-	}
-	__atomic_fetch_sub(&mprot_inflight, 1, __ATOMIC_SEQ_CST);
-	return ret;
-}
-
-/* Run the handler installed before ours as the kernel would have run it. */
-static void mprot_chain(int sig, siginfo_t *si, void *uc)
-{
-	struct sigaction prev = mprot_prev, dfl = { .sa_handler = SIG_DFL };
-	sigset_t old, defer;
-
-	if (!(prev.sa_flags & SA_SIGINFO) &&
-	    (prev.sa_handler == SIG_DFL || prev.sa_handler == SIG_IGN)) {
-		if (prev.sa_handler == SIG_IGN && si->si_code <= 0)
-			return;		/* an ignored kill(SIGSEGV) */
-		/* A real fault re-faults into the default action, a sent signal is re-raised. */
-		sigaction(SIGSEGV, &dfl, NULL);
-		if (si->si_code <= 0)
-			raise(SIGSEGV);
-		return;
-	}
-	/* A one-shot handler: the kernel would have reset it before running it. */
-	if (prev.sa_flags & SA_RESETHAND)
-		mprot_prev = dfl;
-	pthread_sigmask(SIG_BLOCK, &prev.sa_mask, &old);
-	if (prev.sa_flags & SA_NODEFER) {
-		sigemptyset(&defer);
-		sigaddset(&defer, sig);
-		pthread_sigmask(SIG_UNBLOCK, &defer, NULL);
-	}
-	if (prev.sa_flags & SA_SIGINFO)
-		prev.sa_sigaction(sig, si, uc);
-	else
-		prev.sa_handler(sig);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
-static void mprot_handler(int sig, siginfo_t *si, void *uc)
-{
-	uintptr_t addr = (uintptr_t)si->si_addr;
-	int saved = errno, ret = 0;
-
-	if (si->si_code == SEGV_ACCERR)
-		ret = mprot_record(addr);
-	errno = saved;
-	if (ret > 0) {
-		mprot_retried = 0;
-		return;
-	}
-	/*
-	 * A fault taken before a close made its page writable may reach us after the
-	 * watch left its slot: let the access retry once before passing it on.
-	 */
-	if (!ret && si->si_code == SEGV_ACCERR && mprot_retried != addr) {
-		mprot_retried = addr;
-		return;
-	}
-	mprot_retried = 0;
-	mprot_chain(sig, si, uc);
-}
-
-/* Restore the previous handler when the library is unloaded (dlclose()). */
-__attribute__((destructor)) static void mprot_fini(void)
-{
-	if (mprot_installed)
-		sigaction(SIGSEGV, &mprot_prev, NULL);
-}
-
-/* Whether [start, end) overlaps a watch: its faults could credit only one. */
-static bool mprot_overlaps(uintptr_t start, uintptr_t end)
-{
-	int i;
-
-	for (i = 0; i < MPROT_SLOTS; i++)
-		if (mprot_slots[i] && start < mprot_slots[i]->end && mprot_slots[i]->start < end)
-			return true;
-	return false;
-}
-
-static int mprot_open(struct mmext_ww *w)
-{
-	unsigned int prot_and, prot_or;
-	struct sigaction sa;
-	int ret, i;
-
-	pthread_mutex_lock(&mprot_lock);
-	ret = mprot_overlaps(w->start, w->end) ? -EBUSY
-					       : mmext__range_mapped(w->start, w->end, &prot_and,
-								     &prot_or);
-	/* Read-write throughout; executable all or nothing, and kept so. */
-	if (!ret && ((prot_and & (MMEXT_VMA_READ | MMEXT_VMA_WRITE)) !=
-		     (MMEXT_VMA_READ | MMEXT_VMA_WRITE) ||
-		     (prot_and & MMEXT_VMA_EXEC) != (prot_or & MMEXT_VMA_EXEC)))
-		ret = -EINVAL;
-	if (!ret) {
-		w->exec = prot_and & MMEXT_VMA_EXEC ? PROT_EXEC : 0;
-		ret = bits_alloc(w);
-	}
-	if (!ret) {
-		ret = -ENOSPC;
-		for (i = 0; i < MPROT_SLOTS; i++) {
-			if (!mprot_slots[i]) {
-				ret = 0;
-				break;
-			}
-		}
-	}
-	if (!ret && !mprot_installed) {
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_sigaction = mprot_handler;
-		sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-		sigemptyset(&sa.sa_mask);
-		if (sigaction(SIGSEGV, &sa, &mprot_prev))
-			ret = -errno;
-		else
-			mprot_installed = true;
-	}
-	if (!ret) {
-		w->slot = i;
-		__atomic_store_n(&mprot_slots[i], w, __ATOMIC_SEQ_CST);
-		if (mprotect((void *)w->start, w->end - w->start, PROT_READ | w->exec)) {
-			ret = -errno;
-			__atomic_store_n(&mprot_slots[i], NULL, __ATOMIC_SEQ_CST);
-			w->slot = -1;
-		}
-	}
-	pthread_mutex_unlock(&mprot_lock);
-	return ret;
-}
-
-static void mprot_close(struct mmext_ww *w)
-{
-	if (w->slot < 0)
-		return;
-	/* Writable before leaving the slot: a fault until then is still recorded. */
-	mprotect((void *)w->start, w->end - w->start, PROT_READ | PROT_WRITE | w->exec);
-	pthread_mutex_lock(&mprot_lock);
-	__atomic_store_n(&mprot_slots[w->slot], NULL, __ATOMIC_SEQ_CST);
-	pthread_mutex_unlock(&mprot_lock);
-	/* A handler that found w before it left the slot may still be using it. */
-	while (__atomic_load_n(&mprot_inflight, __ATOMIC_SEQ_CST))
-		sched_yield();
-	w->slot = -1;
-}
-
-/*
- * Re-protect the pages of [first, last) flagged in pick (all when pick is NULL).
- * The bits are cleared before the pages are protected: a write in between is missed,
- * the opposite order could leave a written page writable and unrecorded for good.
- * When protecting fails the pages stay writable, so they count as written again.
- */
-static int mprot_reset(struct mmext_ww *w, size_t first, size_t last,
-		       const unsigned long *pick)
-{
-	size_t psz = mmext__page_size(), i = first, run = last;
-	int ret;
-
-	while (i < last) {
-		if (pick) {
-			i = bits_find(pick, i, last, true);
-			if (i == last)
-				break;
-			run = bits_find(pick, i, last, false);
-		}
-		bits_clear_range(w->bits, i, run);
-		if (mprotect((void *)(w->start + i * psz), (run - i) * psz, PROT_READ | w->exec)) {
-			ret = -errno;
-			bits_set_range(w->bits, i, run);
-			return ret;
-		}
-		i = run;
-	}
-	return 0;
-}
-
-static int mprot_get(struct mmext_ww *w, uintptr_t a, uintptr_t e, bool reset,
-		     struct collect *c)
-{
-	size_t psz = mmext__page_size(), first = page_index(w, a), last = page_index(w, e), i;
-	size_t words = (w->npages + LONG_BITS - 1) / LONG_BITS;
-	unsigned long *picked = NULL;
-	int ret, more = 0;
-
-	if (reset) {
-		picked = calloc(words, sizeof(*picked));
-		if (!picked)
-			return -ENOMEM;
-	}
-	for (i = bits_find(w->bits, first, last, true); i < last;
-	     i = bits_find(w->bits, i + 1, last, true)) {
-		if (!collect_range(c, w->start + i * psz, w->start + (i + 1) * psz)) {
-			more = 1;
-			break;
-		}
-		if (picked)
-			bit_set(picked, i);
-	}
-	if (!picked)
-		return more;
-	ret = mprot_reset(w, first, i, picked);
-	free(picked);
-	return ret ? ret : more;
-}
-
 /* ---- common ---- */
 
 MMEXT_API const char *mmext_ww_backend_name(int backend)
@@ -647,8 +349,6 @@ static void ww_teardown(struct mmext_ww *w)
 {
 	if (w->backend == MMEXT_WW_SOFT_DIRTY)
 		sd_unlink(w);
-	if (w->backend == MMEXT_WW_MPROTECT)
-		mprot_close(w);
 	if (w->uffd >= 0)
 		close(w->uffd);	/* unregisters the range */
 	if (w->pagemap_fd >= 0)
@@ -668,7 +368,7 @@ static int backend_open(struct mmext_ww *w, int backend)
 	case MMEXT_WW_SOFT_DIRTY:
 		return sd_open(w);
 	default:
-		return mprot_open(w);
+		return -EOPNOTSUPP;	/* MPROTECT: reserved, never served */
 	}
 }
 
@@ -691,6 +391,8 @@ MMEXT_API int mmext_ww_open(void *addr, size_t len, const struct mmext_ww_opts *
 	ret = mmext__range(addr, len, &end);
 	if (ret)
 		return ret;
+	if (backend == MMEXT_WW_MPROTECT)
+		return -EOPNOTSUPP;
 	ret = mmext__range_mapped((uintptr_t)addr, end, NULL, NULL);
 	if (ret)
 		return ret;
@@ -700,16 +402,12 @@ MMEXT_API int mmext_ww_open(void *addr, size_t len, const struct mmext_ww_opts *
 	w->start = (uintptr_t)addr;
 	w->end = end;
 	w->npages = (end - w->start) / mmext__page_size();
-	w->uffd = w->pagemap_fd = w->slot = -1;
+	w->uffd = w->pagemap_fd = -1;
 	w->owner = mmext__getpid();
 	if (backend != MMEXT_WW_AUTO) {
 		ret = backend_open(w, backend);
 	} else {
-		/*
-		 * Fall through the kernel backends while the failure is "cannot serve
-		 * this". Never to MPROTECT: a process-wide SIGSEGV handler is for the
-		 * caller to choose.
-		 */
+		/* Fall through the backends while the failure is "cannot serve this". */
 		for (b = MMEXT_WW_PAGEMAP_SCAN; b <= MMEXT_WW_SOFT_DIRTY; b++) {
 			ret = backend_open(w, b);
 			if (ret != -EOPNOTSUPP && ret != -EPERM && ret != -EACCES &&
@@ -786,16 +484,10 @@ MMEXT_API int mmext_ww_get(struct mmext_ww *w, void *addr, size_t len, unsigned 
 	c.pages = pages;
 	c.cap = *count;
 	c.n = 0;
-	switch (w->backend) {
-	case MMEXT_WW_PAGEMAP_SCAN:
+	if (w->backend == MMEXT_WW_PAGEMAP_SCAN)
 		ret = scan_range(w, a, e, flags & MMEXT_WW_RESET, &c);
-		break;
-	case MMEXT_WW_SOFT_DIRTY:
+	else
 		ret = sd_get(w, a, e, flags & MMEXT_WW_RESET, &c);
-		break;
-	default:
-		ret = mprot_get(w, a, e, flags & MMEXT_WW_RESET, &c);
-	}
 	if (ret < 0)
 		return ret;
 	*count = c.n;
@@ -814,13 +506,8 @@ MMEXT_API int mmext_ww_reset(struct mmext_ww *w, void *addr, size_t len)
 	ret = sub_range(w, addr, len, &a, &e);
 	if (ret)
 		return ret;
-	switch (w->backend) {
-	case MMEXT_WW_PAGEMAP_SCAN:
+	if (w->backend == MMEXT_WW_PAGEMAP_SCAN)
 		return scan_range(w, a, e, true, NULL);
-	case MMEXT_WW_SOFT_DIRTY:
-		ret = sd_get(w, a, e, true, NULL);
-		return ret < 0 ? ret : 0;
-	default:
-		return mprot_reset(w, page_index(w, a), page_index(w, e), NULL);
-	}
+	ret = sd_get(w, a, e, true, NULL);
+	return ret < 0 ? ret : 0;
 }

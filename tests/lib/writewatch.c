@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Write watch: the same behaviour tests on every backend (PAGEMAP_SCAN, soft-dirty,
- * mprotect, and the automatic choice), each SKIPping where the kernel lacks it; then
- * backend-specific behaviour (SIGSEGV chaining, EFAULT from system calls, EBUSY) and
- * argument errors.
+ * and the automatic choice), each SKIPping where the kernel lacks it; then
+ * backend-specific behaviour (EBUSY), argument errors, and what the library must
+ * leave alone: signal handling, memory it was not given, a fork child's state.
  */
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <stddef.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
@@ -40,7 +40,6 @@ FIXTURE_VARIANT(ww) {
 
 FIXTURE_VARIANT_ADD(ww, pagemap_scan) { .backend = MMEXT_WW_PAGEMAP_SCAN };
 FIXTURE_VARIANT_ADD(ww, soft_dirty) { .backend = MMEXT_WW_SOFT_DIRTY };
-FIXTURE_VARIANT_ADD(ww, mprotect) { .backend = MMEXT_WW_MPROTECT };
 FIXTURE_VARIANT_ADD(ww, automatic) { .backend = MMEXT_WW_AUTO };
 
 static int open_watch(void *addr, size_t len, int backend, struct mmext_ww **w)
@@ -318,8 +317,6 @@ TEST_F(ww, syscall_writes_are_recorded)
 {
 	int fds[2];
 
-	if (mmext_ww_backend(self->w) == MMEXT_WW_MPROTECT)
-		SKIP(return, "mprotect: such system calls fail with EFAULT (documented)");
 	ASSERT_EQ(0, pipe(fds));
 	ASSERT_EQ(3, write(fds[1], "abc", 3));
 	ASSERT_EQ(3, read(fds[0], self->area + 44 * self->psz + 100, 3));
@@ -512,103 +509,6 @@ TEST(pagemap_scan_range_cannot_be_watched_twice)
 	munmap(p, psz);
 }
 
-TEST(mprotect_needs_read_write)
-{
-	size_t psz = t_psz();
-	char *p = t_map(psz, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS);
-	struct mmext_ww *w;
-
-	ASSERT_NE(NULL, p);
-	EXPECT_EQ(-EINVAL, open_watch(p, psz, MMEXT_WW_MPROTECT, &w));
-	munmap(p, psz);
-}
-
-TEST(mprotect_syscall_into_clean_page_is_efault)
-{
-	size_t psz = t_psz();
-	char *p = t_map(psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
-	struct mmext_ww *w;
-	int fds[2];
-
-	ASSERT_NE(NULL, p);
-	ASSERT_EQ(0, pipe(fds));
-	ASSERT_EQ(0, open_watch(p, psz, MMEXT_WW_MPROTECT, &w));
-	ASSERT_EQ(1, write(fds[1], "x", 1));
-	errno = 0;
-	EXPECT_EQ(-1, read(fds[0], p, 1));
-	EXPECT_EQ(EFAULT, errno);
-	mmext_ww_close(w);
-	/* Closed: the page is writable again. */
-	EXPECT_EQ(1, read(fds[0], p, 1));
-	close(fds[0]);
-	close(fds[1]);
-	munmap(p, psz);
-}
-
-static sigjmp_buf jump;
-static volatile int prev_calls;
-
-static void prev_handler(int sig, siginfo_t *si, void *uc)
-{
-	prev_calls++;
-	siglongjmp(jump, 1);
-}
-
-/* Faults the watch does not own reach the handler installed before it. */
-TEST(mprotect_chains_to_previous_handler)
-{
-	struct sigaction sa = { .sa_sigaction = prev_handler, .sa_flags = SA_SIGINFO };
-	size_t psz = t_psz();
-	char *p = t_map(psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
-	char *none = t_map(psz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS);
-	struct mmext_ww *w;
-	size_t count = 1;
-	void *page;
-
-	ASSERT_NE(NULL, p);
-	ASSERT_NE(NULL, none);
-	sigemptyset(&sa.sa_mask);
-	ASSERT_EQ(0, sigaction(SIGSEGV, &sa, NULL));
-	ASSERT_EQ(0, open_watch(p, psz, MMEXT_WW_MPROTECT, &w));
-	p[0] = 1;			/* ours: recorded, not passed on */
-	EXPECT_EQ(0, prev_calls);
-	if (!sigsetjmp(jump, 1))
-		((volatile char *)none)[0] = 1;	/* not ours */
-	EXPECT_EQ(1, prev_calls);
-	ASSERT_EQ(0, mmext_ww_get(w, p, psz, 0, &page, &count));
-	EXPECT_EQ(1, count);
-	EXPECT_EQ(p, page);
-	mmext_ww_close(w);
-}
-
-static int crash_outside_watch(void *arg)
-{
-	size_t psz = t_psz();
-	char *p = t_map(psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
-	char *none = t_map(psz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS);
-	struct mmext_ww *w;
-
-	signal(SIGSEGV, SIG_DFL);
-	if (!p || !none || open_watch(p, psz, MMEXT_WW_MPROTECT, &w))
-		return 2;
-	((volatile char *)none)[0] = 1;
-	return 3;	/* must not get here */
-}
-
-TEST(mprotect_default_action_still_kills)
-{
-	int status;
-	pid_t pid = fork();
-
-	ASSERT_GE(pid, 0);
-	if (!pid)
-		_exit(crash_outside_watch(NULL));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_TRUE(WIFSIGNALED(status)) TH_LOG("status %#x", status);
-	if (WIFSIGNALED(status))
-		EXPECT_EQ(SIGSEGV, WTERMSIG(status));
-}
-
 /* Run fn(arg) in a child with an alarm; its wait status. */
 static int t_status_of(int (*fn)(void *), void *arg, unsigned int seconds)
 {
@@ -658,8 +558,6 @@ static int auto_without_userfaultfd(void *arg)
 		return 10;
 	mmext_probe_reset();
 	ret = open_watch(p, 4 * psz, MMEXT_WW_AUTO, &w);
-	if (!ret && mmext_ww_backend(w) == MMEXT_WW_MPROTECT)
-		return 1;
 	if (ret && ret != -EOPNOTSUPP)
 		return 2;
 	if (sigaction(SIGSEGV, NULL, &sa) || sa.sa_handler != before.sa_handler)
@@ -675,18 +573,45 @@ TEST(auto_never_installs_a_signal_handler)
 	EXPECT_EXIT0(t_status_of(auto_without_userfaultfd, NULL, 10));
 }
 
+/* A userfaultfd of the test's own, registered on [p, p + len) for missing pages. */
+static int foreign_uffd(char *p, size_t len)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = {
+		.range = { .start = (uintptr_t)p, .len = len },
+		.mode = UFFDIO_REGISTER_MODE_MISSING,
+	};
+	int fd = syscall(__NR_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY);
+
+	if (fd < 0)
+		return -1;
+	if (ioctl(fd, UFFDIO_API, &api) || ioctl(fd, UFFDIO_REGISTER, &reg)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* A failed open leaves the range as it found it: no MADV_NOHUGEPAGE behind. */
 TEST(failed_open_leaves_huge_pages_alone)
 {
 	size_t psz = t_psz();
-	char *p = t_map(4 * psz, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS);
+	char *p = t_map(4 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
 	struct mmext_ww *w;
 	char flags[256];
+	int fd;
 
+	REQUIRE_FEATURE(MMEXT_FEAT_WRITEWATCH);
 	ASSERT_NE(NULL, p);
-	EXPECT_EQ(-EINVAL, open_watch(p, 4 * psz, MMEXT_WW_MPROTECT, &w));
+	fd = foreign_uffd(p, 4 * psz);
+	if (fd < 0)
+		SKIP(munmap(p, 4 * psz); return, "userfaultfd: %s", strerror(errno));
+	EXPECT_EQ(-EBUSY, open_watch(p, 4 * psz, MMEXT_WW_PAGEMAP_SCAN, &w));
 	ASSERT_EQ(0, t_vmflags(p, flags, sizeof(flags)));
 	EXPECT_EQ(NULL, strstr(flags, " nh")) TH_LOG("%s", flags);
+	/* The other userfaultfd's registration is still there. */
+	EXPECT_NE(NULL, strstr(flags, " um")) TH_LOG("%s", flags);
+	close(fd);
 	munmap(p, 4 * psz);
 }
 
@@ -715,12 +640,11 @@ static int close_under_writes(void *arg)
 	pthread_t t;
 	int i;
 
-	signal(SIGSEGV, SIG_DFL);
 	c.area = t_map(c.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
 	if (!c.area || pthread_create(&t, NULL, write_all_the_time, &c))
 		return 10;
 	for (i = 0; i < 200; i++) {
-		if (open_watch((void *)c.area, c.len, MMEXT_WW_MPROTECT, &w))
+		if (open_watch((void *)c.area, c.len, MMEXT_WW_AUTO, &w))
 			return 1;
 		usleep(100);
 		mmext_ww_close(w);
@@ -730,189 +654,18 @@ static int close_under_writes(void *arg)
 	return 0;
 }
 
-TEST(mprotect_close_while_another_thread_writes)
+TEST(close_while_another_thread_writes)
 {
-	EXPECT_EXIT0(t_status_of(close_under_writes, NULL, 20));
-}
-
-/* Executable ranges (JIT code) keep PROT_EXEC: running them must not fault forever. */
-static int run_watched_code(void *arg)
-{
-	size_t psz = t_psz(), count = 4;
-	char *p = t_map(4 * psz, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS);
-	struct mmext_ww *w;
-	void *pages[4];
-
-	if (!p)
-		return 10;
-	p[0] = (char)0xc3;	/* x86 ret */
-	if (open_watch(p, 4 * psz, MMEXT_WW_MPROTECT, &w))
-		return 1;
-	((void (*)(void))p)();
-	p[2 * psz] = 1;
-	if (mmext_ww_get(w, p, 4 * psz, 0, pages, &count) || count != 1 || pages[0] != p + 2 * psz)
-		return 2;
-	mmext_ww_close(w);
-	((void (*)(void))p)();
-	return 0;
-}
-
-TEST(mprotect_keeps_executable_ranges_executable)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	EXPECT_EXIT0(t_status_of(run_watched_code, NULL, 10));
-#else
-	SKIP(return, "the code written is x86");
-#endif
-}
-
-/* Use up vm.max_map_count: split VMAs off a fresh mapping until mprotect() says no. */
-static int fill_map_count(void)
-{
-	size_t psz = t_psz(), n = 1 << 17, i;
-	char *p = t_map(n * psz, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
-
-	if (!p)
-		return -1;
-	for (i = 1; i < n; i += 2)
-		if (mprotect(p + i * psz, psz, PROT_NONE))
-			return errno == ENOMEM ? 0 : -1;
-	return -1;
-}
-
-/*
- * An MPROTECT watch of 16 pages, all written (one VMA) when dirty, then the map
- * count used up: 0 and *pp, *wp, or nonzero.
- */
-static int watch_at_map_count_limit(char **pp, struct mmext_ww **wp, bool dirty)
-{
-	size_t psz = t_psz();
-
-	*pp = t_map(16 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
-	if (!*pp || open_watch(*pp, 16 * psz, MMEXT_WW_MPROTECT, wp))
-		return 1;
-	if (dirty)
-		memset(*pp, 1, 16 * psz);
-	return fill_map_count() ? 1 : 0;
-}
-
-/* Whether page is among the written pages of the 16-page watch w at p. */
-static bool reported(struct mmext_ww *w, char *p, char *page)
-{
-	size_t count = 16, i;
-	void *pages[16];
-
-	if (mmext_ww_get(w, p, 16 * t_psz(), 0, pages, &count))
-		return false;
-	for (i = 0; i < count; i++)
-		if (pages[i] == page)
-			return true;
-	return false;
-}
-
-/* At the limit the handler cannot split a page off: it must not fault forever. */
-static int write_at_map_count_limit(void *arg)
-{
-	struct mmext_ww *w;
-	char *p;
-
-	if (watch_at_map_count_limit(&p, &w, false))
-		return 10;
-	p[5 * t_psz()] = 1;
-	return reported(w, p, p + 5 * t_psz()) ? 0 : 1;
-}
-
-TEST(mprotect_write_at_map_count_limit)
-{
-	EXPECT_EXIT0(t_status_of(write_at_map_count_limit, NULL, 20));
-}
-
-/* A reset that cannot protect its pages must not forget them. */
-static int reset_at_map_count_limit(void *arg)
-{
-	struct mmext_ww *w;
-	char *p;
-
-	if (watch_at_map_count_limit(&p, &w, true))
-		return 10;
-	if (mmext_ww_reset(w, p + 2 * t_psz(), t_psz()) != -ENOMEM)
-		return 1;
-	p[2 * t_psz()] = 2;
-	return reported(w, p, p + 2 * t_psz()) ? 0 : 3;
-}
-
-TEST(mprotect_failed_reset_loses_nothing)
-{
-	EXPECT_EXIT0(t_status_of(reset_at_map_count_limit, NULL, 20));
-}
-
-/* What the application's one-shot handler saw, shared with the parent. */
-struct oneshot {
-	int calls, usr1_blocked, segv_blocked;
-};
-
-static struct oneshot *seen;
-
-static void oneshot_handler(int sig)
-{
-	sigset_t now;
-
-	pthread_sigmask(SIG_SETMASK, NULL, &now);
-	seen->calls++;
-	seen->usr1_blocked = sigismember(&now, SIGUSR1);
-	seen->segv_blocked = sigismember(&now, SIGSEGV);
-}
-
-static int crash_into_oneshot_handler(void *arg)
-{
-	struct sigaction sa = { .sa_handler = oneshot_handler, .sa_flags = SA_RESETHAND };
 	size_t psz = t_psz();
 	char *p = t_map(psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
-	char *none = t_map(psz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS);
 	struct mmext_ww *w;
 
-	sigemptyset(&sa.sa_mask);
-	sigaddset(&sa.sa_mask, SIGUSR1);
-	if (!p || !none || sigaction(SIGSEGV, &sa, NULL) ||
-	    open_watch(p, psz, MMEXT_WW_MPROTECT, &w))
-		return 10;
-	p[0] = 1;				/* ours */
-	((volatile char *)none)[0] = 1;		/* not ours: once to the handler, then death */
-	return 1;
-}
-
-/* The chained handler runs with its own flags and mask, as the kernel would run it. */
-TEST(mprotect_chaining_honours_resethand_and_mask)
-{
-	int status;
-
-	seen = mmap(NULL, sizeof(*seen), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, seen);
-	status = t_status_of(crash_into_oneshot_handler, NULL, 10);
-	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV)
-		TH_LOG("status %#x", status);
-	EXPECT_EQ(1, seen->calls);
-	EXPECT_TRUE(seen->usr1_blocked);
-	EXPECT_TRUE(seen->segv_blocked);
-	munmap(seen, sizeof(*seen));
-}
-
-/* A write in two overlapping watches could be credited to one only: refused. */
-TEST(mprotect_overlapping_watches_are_refused)
-{
-	size_t psz = t_psz();
-	char *p = t_map(12 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
-	struct mmext_ww *a, *b = NULL;
-
 	ASSERT_NE(NULL, p);
-	ASSERT_EQ(0, open_watch(p, 8 * psz, MMEXT_WW_MPROTECT, &a));
-	memset(p, 1, 8 * psz);		/* writable again, as a range to watch must be */
-	EXPECT_EQ(-EBUSY, open_watch(p + 4 * psz, 8 * psz, MMEXT_WW_MPROTECT, &b));
-	mmext_ww_close(b);
-	ASSERT_EQ(0, open_watch(p + 8 * psz, 4 * psz, MMEXT_WW_MPROTECT, &b));
-	mmext_ww_close(a);
-	mmext_ww_close(b);
-	munmap(p, 12 * psz);
+	if (open_watch(p, psz, MMEXT_WW_AUTO, &w))
+		SKIP(munmap(p, psz); return, "no kernel backend for AUTO");
+	mmext_ww_close(w);
+	munmap(p, psz);
+	EXPECT_EXIT0(t_status_of(close_under_writes, NULL, 20));
 }
 
 /* The VMA of a small malloc() block: [heap] unless a sanitizer's allocator serves it. */
@@ -939,7 +692,7 @@ static int watch_the_heap(void *arg)
 
 	if (malloc_vma(x, &v) || v.kind != MMEXT_VMA_HEAP)
 		return 10;
-	if (open_watch((void *)(uintptr_t)v.start, v.end - v.start, MMEXT_WW_MPROTECT, &w))
+	if (open_watch((void *)(uintptr_t)v.start, v.end - v.start, MMEXT_WW_AUTO, &w))
 		return 1;
 	x[0] = 1;
 	if (mmext_ww_get(w, (void *)(uintptr_t)v.start, v.end - v.start, 0, pages, &count) < 0 ||
@@ -949,16 +702,112 @@ static int watch_the_heap(void *arg)
 	return 0;
 }
 
-TEST(mprotect_heap_can_be_watched)
+TEST(heap_can_be_watched)
 {
 	char *x = malloc(64);
 	struct mmext_vma v;
 
+	REQUIRE_FEATURE(MMEXT_FEAT_WRITEWATCH);
 	ASSERT_EQ(0, malloc_vma(x, &v));
 	free(x);
 	if (v.kind != MMEXT_VMA_HEAP)
 		SKIP(return, "malloc() does not use [heap] here (a sanitizer's allocator)");
 	EXPECT_EXIT0(t_status_of(watch_the_heap, NULL, 10));
 }
+
+/*
+ * Every backend value, MPROTECT included: the safety tests below hold each backend
+ * that opens on this kernel to the same rules, and skip the others.
+ */
+static const int every_backend[] = {
+	MMEXT_WW_PAGEMAP_SCAN, MMEXT_WW_SOFT_DIRTY, MMEXT_WW_MPROTECT,
+};
+
+/* The permissions column of the /proc/self/maps line of addr into perms[5]; 0 or -1. */
+static int t_perms(const void *addr, char perms[5])
+{
+	unsigned long a = (unsigned long)addr, start, end;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	while (ret && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %4s", &start, &end, perms) == 3 && start <= a && a < end)
+			ret = 0;
+	fclose(f);
+	return ret;
+}
+
+/*
+ * A watch whose memory was unmapped and replaced by someone else's: neither the
+ * calls on it nor its close may change the new mapping.
+ */
+TEST(replaced_memory_is_left_alone)
+{
+	size_t psz = t_psz(), count;
+	char *p, *q, perms[5], flags[512];
+	struct mmext_ww *w;
+	void *pages[8];
+	int b, tested = 0;
+
+	for (b = 0; b < (int)ARRAY_SIZE(every_backend); b++) {
+		p = t_map(8 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
+		ASSERT_NE(NULL, p);
+		if (open_watch(p, 8 * psz, every_backend[b], &w)) {
+			munmap(p, 8 * psz);
+			continue;
+		}
+		tested++;
+		p[psz] = 1;
+		ASSERT_EQ(0, munmap(p, 8 * psz));
+		q = mmap(p, 8 * psz, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+			 -1, 0);
+		ASSERT_EQ(p, q);
+		count = 8;
+		mmext_ww_get(w, p, 8 * psz, MMEXT_WW_RESET, pages, &count);
+		mmext_ww_reset(w, p, 8 * psz);
+		mmext_ww_close(w);
+		ASSERT_EQ(0, t_perms(p, perms));
+		EXPECT_STREQ("r--p", perms) TH_LOG("%s", mmext_ww_backend_name(every_backend[b]));
+		ASSERT_EQ(0, t_vmflags(p, flags, sizeof(flags)));
+		EXPECT_EQ(NULL, strstr(flags, " nh")) TH_LOG("%s: %s",
+			mmext_ww_backend_name(every_backend[b]), flags);
+		EXPECT_EQ(NULL, strstr(flags, " uw")) TH_LOG("%s: %s",
+			mmext_ww_backend_name(every_backend[b]), flags);
+		munmap(p, 8 * psz);
+	}
+	if (!tested)
+		SKIP(return, "no backend can watch here");
+}
+
+/* The mprotect backend is reserved: asking for it fails and changes nothing. */
+TEST(mprotect_backend_is_refused)
+{
+	size_t psz = t_psz();
+	char *p = t_map(4 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
+	struct sigaction before, after;
+	char perms[5], flags[512];
+	struct mmext_ww *w = NULL;
+	int ret;
+
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, sigaction(SIGSEGV, NULL, &before));
+	ret = open_watch(p, 4 * psz, MMEXT_WW_MPROTECT, &w);
+	EXPECT_EQ(-EOPNOTSUPP, ret);
+	if (!ret)
+		mmext_ww_close(w);
+	else
+		EXPECT_EQ(NULL, w);
+	ASSERT_EQ(0, t_perms(p, perms));
+	EXPECT_STREQ("rw-p", perms);
+	ASSERT_EQ(0, t_vmflags(p, flags, sizeof(flags)));
+	EXPECT_EQ(NULL, strstr(flags, " nh")) TH_LOG("%s", flags);
+	ASSERT_EQ(0, sigaction(SIGSEGV, NULL, &after));
+	EXPECT_TRUE(before.sa_handler == after.sa_handler) TH_LOG("a SIGSEGV handler was installed");
+	munmap(p, 4 * psz);
+}
+
 
 TEST_HARNESS_MAIN

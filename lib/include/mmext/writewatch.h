@@ -5,8 +5,8 @@
  * which pages were written since the last reset, optionally resetting them in the
  * same step, or reset without asking.
  *
- * Backends; MMEXT_WW_AUTO tries the first two in this order and fails with
- * -EOPNOTSUPP when neither can serve (it never picks MPROTECT):
+ * Backends; MMEXT_WW_AUTO tries the first two in this order and fails with -EOPNOTSUPP when
+ * neither can serve:
  *
  * PAGEMAP_SCAN  userfaultfd asynchronous write-protect (WP_ASYNC + WP_UNPOPULATED,
  *               Linux 6.7) read and re-armed with the PAGEMAP_SCAN ioctl. Get+reset
@@ -24,48 +24,40 @@
  *               between that fold and the clear is lost, and so is the state of any
  *               other soft-dirty user in the process (CRIU-style tools). Reports are
  *               supersets: VMA merges and mprotect() can mark whole VMAs dirty.
- * MPROTECT      only when asked for by name: it installs a process-wide SIGSEGV
- *               handler. The range is made read-only (executable ranges stay
- *               executable) and the handler records the first write to each page
- *               and makes that page writable again. It is installed once per process
- *               (without SA_NODEFER), restored when the library is unloaded, and
- *               passes every fault it does not own to the handler installed before
- *               it as the kernel would have run that one: its mask, SA_NODEFER and
- *               SA_RESETHAND honoured; SIG_DFL/SIG_IGN restore the default action
- *               and re-fault. A fault it does not own is retried once first (a
- *               close may have just made the page writable). Costs one signal per
- *               first write and one VMA per run of written pages (counts against
- *               vm.max_map_count; at that limit the whole range is made writable and
- *               every page counts as written until the next reset). System calls
- *               that write into a watched page that is still clean (read(2) into a
- *               buffer there) fail with EFAULT instead of faulting. The range must be
- *               readable and writable, all or none of it executable, keep that
- *               protection while watched, and overlap no other MPROTECT watch. At
- *               most 64 such watches. Limits: a SIGSEGV handler the application
- *               installs later replaces ours (its handler then gets the watch's
- *               faults: install yours first, or chain to the previous one); a
- *               thread that blocks SIGSEGV and writes to a clean watched page is
- *               killed by the kernel.
+ * MPROTECT      reserved: never served, opening it gives -EOPNOTSUPP. Tracking writes
+ *               with mprotect() and a SIGSEGV handler needs process-wide signal
+ *               handling, which belongs to the application, not to a library.
+ *
+ * Where neither kernel backend exists (no PAGEMAP_SCAN or userfaultfd denied, and a
+ * kernel without CONFIG_MEM_SOFT_DIRTY), use a kernel that has one (6.7 or later
+ * with userfaultfd allowed; the soft-dirty bit is in most distribution kernels), or
+ * track writes in the application itself.
  *
  * With PAGEMAP_SCAN a write racing with a get+reset is never lost, but it may be
  * reported by two consecutive calls: the fault that records it completes the store
- * only afterwards. MPROTECT clears a page's record just before protecting it again,
- * so a store by another thread landing exactly in between is missed.
+ * only afterwards.
  *
  * Every backend turns transparent huge pages off on the watched range with
  * MADV_NOHUGEPAGE (and does not turn them back on): a huge page would be reported
  * written as a whole. Pages that were written and then swapped out are reported as
  * written. A range may cover several VMAs but no holes.
  *
+ * Apart from soft-dirty's process-wide clear, the library changes no memory but the
+ * watched range: closing a watch after its memory was unmapped leaves whatever is
+ * mapped there now as it is, and a get or reset there fails (PAGEMAP_SCAN: -EPERM)
+ * once it reaches memory the watch did not arm. One exception: memory that another
+ * userfaultfd write-protects asynchronously, mapped where a PAGEMAP_SCAN watch's
+ * memory was, would be reset by a reset or get+reset of that watch. Close a watch
+ * before unmapping its memory.
+ *
  * Thread safety: different watches may be used from different threads; one watch
  * must not be used by two threads at once, and mmext_ww_close() must not race with
  * other calls on the same watch. Threads may write to the watched memory at any time,
- * also while the watch is being closed.
+ * also while the watch is being closed. No backend uses signals.
  *
  * A watch belongs to the process that opened it: in another process (a fork()
  * child) every call fails with -ECHILD, so a child can neither read nor reset the
- * parent's record; mmext_ww_close() there frees the child's copy (for MPROTECT it
- * makes the child's copy of the range writable again). Every backend turns
+ * parent's record; mmext_ww_close() there frees the child's copy. Every backend turns
  * transparent huge pages off only once the watch is armed.
  */
 #ifndef MMEXT_WRITEWATCH_H
@@ -81,7 +73,7 @@ enum mmext_ww_backend {
 	MMEXT_WW_AUTO = 0,
 	MMEXT_WW_PAGEMAP_SCAN = 1,
 	MMEXT_WW_SOFT_DIRTY = 2,
-	MMEXT_WW_MPROTECT = 3,
+	MMEXT_WW_MPROTECT = 3,	/* reserved: -EOPNOTSUPP */
 };
 
 struct mmext_ww_opts {
@@ -95,30 +87,30 @@ struct mmext_ww;
 /*
  * Start watching [addr, addr + len) of the calling process; every page counts as
  * clean from now. Returns 0 and *out, or:
- *  -EINVAL      bad range, flags or backend; MPROTECT on a range that is not rw
+ *  -EINVAL      bad range, flags or backend
  *  -E2BIG       unknown nonzero options
  *  -ENOMEM      part of the range is unmapped, or out of memory
  *  -EOPNOTSUPP  the forced backend (or, for AUTO, both kernel backends) is unavailable;
- *               PAGEMAP_SCAN forced on memory userfaultfd cannot write-protect (a
- *               reference-page mapping: AUTO uses SOFT_DIRTY there)
- *  -EBUSY       PAGEMAP_SCAN: the range is already registered with a userfaultfd;
- *               MPROTECT: the range overlaps another MPROTECT watch
+ *               MPROTECT, always; PAGEMAP_SCAN forced on memory userfaultfd cannot
+ *               write-protect (a reference-page mapping: AUTO uses SOFT_DIRTY there)
+ *  -EBUSY       PAGEMAP_SCAN: the range is already registered with a userfaultfd
  *  -EPERM       PAGEMAP_SCAN forced but userfaultfd is not allowed
- *  -ENOSPC      MPROTECT: too many watches
  *  -EMFILE      no file descriptor left for /proc/self/maps, pagemap or userfaultfd
- * MPROTECT also gives -EINVAL for a range mixing executable and other memory.
  * A failed open leaves the range as it was.
  */
 MMEXT_API int mmext_ww_open(void *addr, size_t len, const struct mmext_ww_opts *opts,
 			    struct mmext_ww **out);
 
-/* Stop watching and free; restores write access for MPROTECT. NULL is allowed. */
+/*
+ * Stop watching and free. NULL is allowed. Changes only memory the watch armed: what
+ * is mapped in the range since it was unmapped stays as it is.
+ */
 MMEXT_API void mmext_ww_close(struct mmext_ww *w);
 
 /* The backend in use (never MMEXT_WW_AUTO); -EINVAL for NULL, -ECHILD. */
 MMEXT_API int mmext_ww_backend(const struct mmext_ww *w);
 
-/* "pagemap_scan", "soft_dirty", "mprotect", "auto", or NULL. */
+/* "pagemap_scan", "soft_dirty", "mprotect" (reserved), "auto", or NULL. */
 MMEXT_API const char *mmext_ww_backend_name(int backend);
 
 /* mmext_ww_get() flags */
@@ -136,14 +128,14 @@ MMEXT_API const char *mmext_ww_backend_name(int backend);
  *  -EINVAL  bad range or flags
  *  -EFAULT  NULL w or count, or NULL pages with nonzero *count
  *  -ECHILD  called in another process than the one that opened w
+ *  -EPERM   PAGEMAP_SCAN: the range reached memory the watch did not arm (it was
+ *           unmapped and something else mapped there)
  */
 MMEXT_API int mmext_ww_get(struct mmext_ww *w, void *addr, size_t len, unsigned int flags,
 			   void **pages, size_t *count);
 
 /*
- * Mark every page of [addr, addr + len) clean. Returns 0 or -errno as above;
- * MPROTECT: -ENOMEM at vm.max_map_count, and the pages it could not protect
- * stay reported as written.
+ * Mark every page of [addr, addr + len) clean. Returns 0 or -errno as above.
  */
 MMEXT_API int mmext_ww_reset(struct mmext_ww *w, void *addr, size_t len);
 
