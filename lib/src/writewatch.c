@@ -28,6 +28,7 @@
 struct mmext_ww {
 	int backend;
 	pid_t owner;		/* the process that opened it: the only one it describes */
+	bool sd_listed;		/* SOFT_DIRTY: on its process's list */
 	uintptr_t start, end;
 	size_t npages;
 	int pagemap_fd;		/* PAGEMAP_SCAN and SOFT_DIRTY */
@@ -37,7 +38,7 @@ struct mmext_ww {
 	 * so that the library's own stores never land in a watched heap.
 	 */
 	unsigned long *bits;
-	struct mmext_ww *sd_next;	/* SOFT_DIRTY: list of all such watches */
+	struct mmext_ww *sd_next;	/* SOFT_DIRTY: list of the process's watches */
 };
 
 static size_t bits_bytes(const struct mmext_ww *w)
@@ -178,10 +179,65 @@ static int pms_open(struct mmext_ww *w)
 	return scan_range(w, w->start, w->end, true, NULL);
 }
 
+/*
+ * Release the range. Unregistered explicitly: a fork child's copy of the descriptor
+ * would keep the registration alive past close(). Only ranges registered with this
+ * userfaultfd change: memory mapped there since is left alone. In another process the
+ * descriptor still names the owner's memory, so only the copy is closed.
+ */
+static void pms_close(struct mmext_ww *w)
+{
+	struct uffdio_range r = { .start = w->start, .len = w->end - w->start };
+
+	if (w->owner == mmext__getpid())
+		ioctl(w->uffd, UFFDIO_UNREGISTER, &r);
+}
+
 /* ---- soft-dirty ---- */
 
-static pthread_mutex_t sd_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct mmext_ww *sd_list;
+/*
+ * The soft-dirty watches of one process. A fork child inherits a copy whose lock a
+ * thread of the parent may have held and whose list names the parent's watches: the
+ * child starts a state of its own and never touches that copy.
+ */
+struct sd_state {
+	pid_t pid;
+	pthread_mutex_t lock;
+	struct mmext_ww *list;
+	struct sd_state *inherited;	/* kept reachable only */
+};
+
+static struct sd_state *sd_state;
+
+/* This process's state, locked; NULL when out of memory. */
+static struct sd_state *sd_lock(void)
+{
+	struct sd_state *s = __atomic_load_n(&sd_state, __ATOMIC_ACQUIRE), *n;
+	pid_t pid = mmext__getpid();
+
+	while (!s || s->pid != pid) {
+		n = calloc(1, sizeof(*n));
+		if (!n)
+			return NULL;
+		n->pid = pid;
+		n->inherited = s;
+		pthread_mutex_init(&n->lock, NULL);
+		if (__atomic_compare_exchange_n(&sd_state, &s, n, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			s = n;
+			break;
+		}
+		pthread_mutex_destroy(&n->lock);
+		free(n);
+	}
+	pthread_mutex_lock(&s->lock);
+	return s;
+}
+
+static void sd_unlock(struct sd_state *s)
+{
+	pthread_mutex_unlock(&s->lock);
+}
 
 #define PM_SOFT_DIRTY	(1ULL << 55)
 
@@ -219,14 +275,14 @@ static bool sd_fold_one(struct mmext_ww *w, size_t idx, void *arg)
 
 /*
  * clear_refs resets soft-dirty for the whole process: first record, for every
- * soft-dirty watch, what it would otherwise lose. Called with sd_lock held.
+ * soft-dirty watch, what it would otherwise lose. Called with s locked.
  */
-static int sd_clear_process(void)
+static int sd_clear_process(struct sd_state *s)
 {
 	struct mmext_ww *x;
 	int fd, ret;
 
-	for (x = sd_list; x; x = x->sd_next) {
+	for (x = s->list; x; x = x->sd_next) {
 		ret = sd_each(x, x->start, x->end, sd_fold_one, NULL);
 		if (ret < 0)
 			return ret;
@@ -242,17 +298,20 @@ static int sd_clear_process(void)
 /* Start @w, a listed soft-dirty watch, with nothing written. */
 static int sd_clear_new(struct mmext_ww *w)
 {
+	struct sd_state *s = sd_lock();
 	int ret;
 
-	pthread_mutex_lock(&sd_lock);
-	ret = sd_clear_process();
+	if (!s)
+		return -ENOMEM;
+	ret = sd_clear_process(s);
 	memset(w->bits, 0, bits_bytes(w));
-	pthread_mutex_unlock(&sd_lock);
+	sd_unlock(s);
 	return ret;
 }
 
 static int sd_open(struct mmext_ww *w)
 {
+	struct sd_state *s;
 	int ret;
 
 	if (!mmext__have(MMEXT_FEAT_SOFT_DIRTY))
@@ -263,25 +322,35 @@ static int sd_open(struct mmext_ww *w)
 	w->pagemap_fd = mmext__open_proc(0, "pagemap", O_RDONLY);
 	if (w->pagemap_fd < 0)
 		return w->pagemap_fd;
-	pthread_mutex_lock(&sd_lock);
-	w->sd_next = sd_list;
-	sd_list = w;
-	pthread_mutex_unlock(&sd_lock);
+	s = sd_lock();
+	if (!s)
+		return -ENOMEM;
+	w->sd_next = s->list;
+	s->list = w;
+	w->sd_listed = true;
+	sd_unlock(s);
 	return sd_clear_new(w);
 }
 
+/* Off the list, in the owner only: a fork child's copy never was on the child's. */
 static void sd_unlink(struct mmext_ww *w)
 {
 	struct mmext_ww **pp;
+	struct sd_state *s;
 
-	pthread_mutex_lock(&sd_lock);
-	for (pp = &sd_list; *pp; pp = &(*pp)->sd_next) {
+	if (!w->sd_listed || w->owner != mmext__getpid())
+		return;
+	s = sd_lock();
+	if (!s)
+		return;		/* cannot happen: the owner's state exists */
+	for (pp = &s->list; *pp; pp = &(*pp)->sd_next) {
 		if (*pp == w) {
 			*pp = w->sd_next;
 			break;
 		}
 	}
-	pthread_mutex_unlock(&sd_lock);
+	sd_unlock(s);
+	w->sd_listed = false;
 }
 
 static bool sd_mark(struct mmext_ww *w, size_t idx, void *arg)
@@ -295,11 +364,16 @@ static int sd_get(struct mmext_ww *w, uintptr_t a, uintptr_t e, bool reset, stru
 	size_t psz = mmext__page_size(), first = page_index(w, a), last = page_index(w, e), i;
 	size_t words = (w->npages + LONG_BITS - 1) / LONG_BITS;
 	unsigned long *seen = calloc(words, sizeof(*seen));
+	struct sd_state *s;
 	int ret, more = 0;
 
 	if (!seen)
 		return -ENOMEM;
-	pthread_mutex_lock(&sd_lock);
+	s = sd_lock();
+	if (!s) {
+		free(seen);
+		return -ENOMEM;
+	}
 	ret = sd_each(w, a, e, sd_mark, seen);
 	if (ret < 0)
 		goto out;
@@ -314,7 +388,7 @@ static int sd_get(struct mmext_ww *w, uintptr_t a, uintptr_t e, bool reset, stru
 	}
 	last = i;
 	if (reset) {
-		ret = sd_clear_process();
+		ret = sd_clear_process(s);
 		if (ret < 0)
 			goto out;
 		for (i = first; i < last; i++)
@@ -323,7 +397,7 @@ static int sd_get(struct mmext_ww *w, uintptr_t a, uintptr_t e, bool reset, stru
 	}
 	ret = more;
 out:
-	pthread_mutex_unlock(&sd_lock);
+	sd_unlock(s);
 	free(seen);
 	return ret;
 }
@@ -349,8 +423,10 @@ static void ww_teardown(struct mmext_ww *w)
 {
 	if (w->backend == MMEXT_WW_SOFT_DIRTY)
 		sd_unlink(w);
-	if (w->uffd >= 0)
-		close(w->uffd);	/* unregisters the range */
+	if (w->uffd >= 0) {
+		pms_close(w);
+		close(w->uffd);
+	}
 	if (w->pagemap_fd >= 0)
 		close(w->pagemap_fd);
 	if (w->bits)

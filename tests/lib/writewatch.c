@@ -740,6 +740,96 @@ static int t_perms(const void *addr, char perms[5])
 	return ret;
 }
 
+struct churn_ww {
+	int backend;
+	volatile int stop;
+};
+
+/* Open and close watches on memory of its own until told to stop. */
+static void *open_close_loop(void *arg)
+{
+	struct churn_ww *c = arg;
+	size_t psz = t_psz();
+	char *p = t_map(4 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
+	struct mmext_ww *w;
+
+	while (p && !c->stop) {
+		if (!open_watch(p, 4 * psz, c->backend, &w)) {
+			p[psz]++;
+			mmext_ww_close(w);
+		}
+	}
+	if (p)
+		munmap(p, 4 * psz);
+	return NULL;
+}
+
+/* pid's wait status within ms milliseconds, or -1 after killing it. */
+static int t_wait_ms(pid_t pid, int ms)
+{
+	int status, i;
+
+	for (i = 0; i < ms; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		usleep(1000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
+/*
+ * A fork child may close the watches it inherited, whatever the parent's other
+ * threads were doing in the library at the time of the fork: the close must finish.
+ */
+TEST(fork_child_closes_while_threads_open_and_close)
+{
+	size_t psz = t_psz();
+	char *p = t_map(8 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
+	struct churn_ww c;
+	struct mmext_ww *w;
+	pthread_t t[2];
+	int i, b, k, status, tested = 0;
+
+	ASSERT_NE(NULL, p);
+	for (b = 0; b < (int)ARRAY_SIZE(every_backend); b++) {
+		if (open_watch(p, 8 * psz, every_backend[b], &w))
+			continue;
+		tested++;
+		c.backend = every_backend[b];
+		c.stop = 0;
+		for (k = 0; k < 2; k++)
+			ASSERT_EQ(0, pthread_create(&t[k], NULL, open_close_loop, &c));
+		for (i = 0; i < 40; i++) {
+			pid_t pid = fork();
+
+			ASSERT_GE(pid, 0);
+			if (!pid) {
+				alarm(4);
+				mmext_ww_close(w);
+				_exit(0);
+			}
+			status = t_wait_ms(pid, 5000);
+			EXPECT_TRUE(status != -1 && WIFEXITED(status) && !WEXITSTATUS(status))
+				TH_LOG("%s: fork %d: the child's close did not finish (status %#x)",
+				       mmext_ww_backend_name(c.backend), i, status);
+			if (_metadata->exit_code == KSFT_FAIL)
+				break;
+			usleep(1000);
+		}
+		c.stop = 1;
+		for (k = 0; k < 2; k++)
+			pthread_join(t[k], NULL);
+		mmext_ww_close(w);
+		if (_metadata->exit_code == KSFT_FAIL)
+			break;
+	}
+	munmap(p, 8 * psz);
+	if (!tested)
+		SKIP(return, "no backend can watch here");
+}
+
 /*
  * A watch whose memory was unmapped and replaced by someone else's: neither the
  * calls on it nor its close may change the new mapping.
@@ -809,5 +899,41 @@ TEST(mprotect_backend_is_refused)
 	munmap(p, 4 * psz);
 }
 
+
+/*
+ * A fork child's copy of a PAGEMAP_SCAN watch's userfaultfd must not keep the
+ * parent's range registered once the parent closed the watch.
+ */
+TEST(close_releases_the_range_while_a_child_lives)
+{
+	size_t psz = t_psz();
+	char *p = t_map(4 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
+	struct mmext_ww *w;
+	char flags[256];
+	int fds[2];
+	pid_t pid;
+
+	REQUIRE_FEATURE(MMEXT_FEAT_WRITEWATCH);
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, pipe(fds));
+	ASSERT_EQ(0, open_watch(p, 4 * psz, MMEXT_WW_PAGEMAP_SCAN, &w));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		close(fds[1]);
+		read(fds[0], flags, 1);		/* until the parent is done */
+		_exit(0);
+	}
+	close(fds[0]);
+	mmext_ww_close(w);
+	ASSERT_EQ(0, t_vmflags(p, flags, sizeof(flags)));
+	EXPECT_EQ(NULL, strstr(flags, " uw")) TH_LOG("%s", flags);
+	w = NULL;
+	EXPECT_EQ(0, open_watch(p, 4 * psz, MMEXT_WW_PAGEMAP_SCAN, &w));
+	mmext_ww_close(w);
+	close(fds[1]);
+	waitpid(pid, NULL, 0);
+	munmap(p, 4 * psz);
+}
 
 TEST_HARNESS_MAIN

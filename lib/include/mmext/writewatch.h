@@ -57,7 +57,8 @@
  *
  * A watch belongs to the process that opened it: in another process (a fork()
  * child) every call fails with -ECHILD, so a child can neither read nor reset the
- * parent's record; mmext_ww_close() there frees the child's copy. Every backend turns
+ * parent's record; mmext_ww_close() there frees the child's copy and takes no lock,
+ * whatever the parent's other threads were doing at the fork. Every backend turns
  * transparent huge pages off only once the watch is armed.
  */
 #ifndef MMEXT_WRITEWATCH_H
