@@ -28,6 +28,7 @@
 struct mmext_ww {
 	int backend;
 	pid_t owner;		/* the process that opened it: the only one it describes */
+	bool hugetlb;		/* open found hugetlb memory in the range */
 	bool sd_listed;		/* SOFT_DIRTY: on its process's list */
 	uintptr_t start, end;
 	size_t npages;
@@ -172,6 +173,15 @@ static int pms_open(struct mmext_ww *w)
 	 */
 	if (ioctl(w->uffd, UFFDIO_REGISTER, &reg))
 		return errno == EINVAL ? -EOPNOTSUPP : -errno;
+	/*
+	 * The kernel offers no zeropage ioctl on a range with hugetlb memory, whose huge
+	 * pages it can only re-protect whole: a get with fewer slots than a huge page has
+	 * pages could never reset it.
+	 */
+	if (!(reg.ioctls & (1ULL << _UFFDIO_ZEROPAGE))) {
+		w->hugetlb = true;
+		return -EINVAL;
+	}
 	w->pagemap_fd = mmext__open_proc(0, "pagemap", O_RDONLY);
 	if (w->pagemap_fd < 0)
 		return w->pagemap_fd;
@@ -309,6 +319,63 @@ static int sd_clear_new(struct mmext_ww *w)
 	return ret;
 }
 
+/* Whether a /proc/self/smaps line puts hugetlb memory in [a, e); *in tracks the VMA. */
+static bool smaps_line_huge(const char *line, uintptr_t a, uintptr_t e, bool *in)
+{
+	static const char key[] = "KernelPageSize:";
+	unsigned long start, end;
+	char *p;
+
+	start = strtoul(line, &p, 16);
+	if (p != line && *p == '-') {
+		end = strtoul(p + 1, NULL, 16);
+		*in = start < e && a < end;
+		return false;
+	}
+	if (!*in || strncmp(line, key, sizeof(key) - 1))
+		return false;
+	return strtoul(line + sizeof(key) - 1, NULL, 10) * 1024 != mmext__page_size();
+}
+
+/*
+ * Whether [a, e) holds memory mapped in pages larger than the base page (hugetlb):
+ * 1, 0 or -errno. Soft-dirty never sees a write to such memory once it is cleared.
+ */
+static int range_has_hugetlb(uintptr_t a, uintptr_t e)
+{
+	char buf[8192], *line, *nl;
+	size_t have = 0;
+	bool in = false;
+	int fd, ret = 0;
+	ssize_t n;
+
+	fd = mmext__open_proc(0, "smaps", O_RDONLY);
+	if (fd < 0)
+		return fd;
+	while (!ret) {
+		n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = n < 0 ? -errno : 0;
+			break;
+		}
+		have += n;
+		buf[have] = '\0';
+		for (line = buf; !ret && (nl = strchr(line, '\n')); line = nl + 1) {
+			*nl = '\0';
+			ret = smaps_line_huge(line, a, e, &in);
+		}
+		have -= line - buf;
+		memmove(buf, line, have);
+		/* Lines hold at most a path (PATH_MAX) and the fields before it. */
+		if (have == sizeof(buf) - 1)
+			ret = -EIO;
+	}
+	close(fd);
+	return ret;
+}
+
 static int sd_open(struct mmext_ww *w)
 {
 	struct sd_state *s;
@@ -316,6 +383,13 @@ static int sd_open(struct mmext_ww *w)
 
 	if (!mmext__have(MMEXT_FEAT_SOFT_DIRTY))
 		return -EOPNOTSUPP;
+	ret = range_has_hugetlb(w->start, w->end);
+	if (ret > 0) {
+		w->hugetlb = true;
+		return -EINVAL;
+	}
+	if (ret)
+		return ret;
 	ret = bits_alloc(w);
 	if (ret)
 		return ret;
@@ -483,11 +557,14 @@ MMEXT_API int mmext_ww_open(void *addr, size_t len, const struct mmext_ww_opts *
 	if (backend != MMEXT_WW_AUTO) {
 		ret = backend_open(w, backend);
 	} else {
-		/* Fall through the backends while the failure is "cannot serve this". */
+		/*
+		 * Fall through the backends while the failure is "cannot serve this";
+		 * hugetlb memory no backend can watch.
+		 */
 		for (b = MMEXT_WW_PAGEMAP_SCAN; b <= MMEXT_WW_SOFT_DIRTY; b++) {
 			ret = backend_open(w, b);
-			if (ret != -EOPNOTSUPP && ret != -EPERM && ret != -EACCES &&
-			    ret != -EINVAL && ret != -ENOSYS)
+			if (w->hugetlb || (ret != -EOPNOTSUPP && ret != -EPERM &&
+					   ret != -EACCES && ret != -EINVAL && ret != -ENOSYS))
 				break;
 			ww_teardown(w);
 			ret = -EOPNOTSUPP;

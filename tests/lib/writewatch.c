@@ -899,6 +899,135 @@ TEST(mprotect_backend_is_refused)
 	munmap(p, 4 * psz);
 }
 
+/* Huge pages for the hugetlb tests, reserved by the fixture and given back after. */
+FIXTURE(hugetlb) {
+	long saved;		/* vm.nr_hugepages before, or -1 when unchanged */
+	size_t hpsz;
+	char *p;
+};
+
+static long read_long(const char *path, const char *key)
+{
+	char line[256];
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!key && sscanf(line, "%ld", &v) == 1)
+			break;
+		if (key && !strncmp(line, key, strlen(key)) &&
+		    sscanf(line + strlen(key), " %ld", &v) == 1)
+			break;
+	}
+	fclose(f);
+	return v;
+}
+
+static int write_long(const char *path, long v)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%ld\n", v) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+#define NR_HUGEPAGES "/proc/sys/vm/nr_hugepages"
+
+FIXTURE_SETUP(hugetlb)
+{
+	long n = read_long(NR_HUGEPAGES, NULL);
+
+	self->saved = -1;
+	self->hpsz = read_long("/proc/meminfo", "Hugepagesize:") * 1024;
+	if (n < 0 || self->hpsz <= 0)
+		SKIP(return, "no hugetlb support in this kernel");
+	if (read_long("/proc/meminfo", "HugePages_Free:") < 2) {
+		if (write_long(NR_HUGEPAGES, n + 2))
+			SKIP(return, "cannot reserve huge pages: %s: %s", NR_HUGEPAGES,
+			     strerror(errno));
+		self->saved = n;
+	}
+	self->p = mmap(NULL, 2 * self->hpsz, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (self->p == MAP_FAILED) {
+		self->p = NULL;
+		if (self->saved >= 0)
+			write_long(NR_HUGEPAGES, self->saved);
+		SKIP(return, "no free huge pages (%s)", strerror(errno));
+	}
+	memset(self->p, 1, 2 * self->hpsz);
+}
+
+FIXTURE_TEARDOWN(hugetlb)
+{
+	if (self->p)
+		munmap(self->p, 2 * self->hpsz);
+	if (self->saved >= 0)
+		EXPECT_EQ(0, write_long(NR_HUGEPAGES, self->saved));
+}
+
+/*
+ * hugetlb memory cannot be reset page by page (a huge page is write-protected whole)
+ * and soft-dirty never clears it: every backend refuses it, and leaves it as it was.
+ */
+TEST_F(hugetlb, hugetlb_range_is_refused)
+{
+	struct mmext_ww *w = NULL;
+	int b, ret, tested = 0;
+	char flags[512];
+	void *pages[4];
+	size_t count;
+
+	for (b = MMEXT_WW_AUTO; b <= MMEXT_WW_MPROTECT; b++) {
+		ret = open_watch(self->p, 2 * self->hpsz, b, &w);
+		if (ret == -EOPNOTSUPP)
+			continue;
+		tested++;
+		EXPECT_EQ(-EINVAL, ret) TH_LOG("backend %s", mmext_ww_backend_name(b));
+		if (ret)
+			continue;
+		if (mmext_ww_backend(w) == MMEXT_WW_PAGEMAP_SCAN) {
+			/* What a watch that took it does with fewer slots than a huge page has. */
+			self->p[5] = 2;
+			count = 4;
+			ret = mmext_ww_get(w, self->p, 2 * self->hpsz, MMEXT_WW_RESET, pages,
+					   &count);
+			TH_LOG("%s: get+reset with 4 slots: %d (%s)", mmext_ww_backend_name(b),
+			       ret, ret < 0 ? strerror(-ret) : "ok");
+		}
+		mmext_ww_close(w);
+	}
+	ASSERT_EQ(0, t_vmflags(self->p, flags, sizeof(flags)));
+	EXPECT_EQ(NULL, strstr(flags, " uw")) TH_LOG("%s", flags);
+	EXPECT_EQ(NULL, strstr(flags, " nh")) TH_LOG("%s", flags);
+	if (!tested)
+		SKIP(return, "no backend can watch here");
+}
+
+/* A range with normal pages before the hugetlb ones is refused as a whole. */
+TEST_F(hugetlb, range_ending_in_hugetlb_is_refused)
+{
+	size_t psz = t_psz();
+	char *before = mmap(self->p - psz, psz, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	struct mmext_ww *w;
+	int ret;
+
+	if (before != self->p - psz)
+		SKIP(return, "the page before the huge pages is taken");
+	ret = open_watch(before, psz + self->hpsz, MMEXT_WW_AUTO, &w);
+	if (ret == -EOPNOTSUPP)
+		SKIP(munmap(before, psz); return, "no kernel backend for AUTO");
+	EXPECT_EQ(-EINVAL, ret);
+	if (!ret)
+		mmext_ww_close(w);
+	munmap(before, psz);
+}
 
 /*
  * A fork child's copy of a PAGEMAP_SCAN watch's userfaultfd must not keep the

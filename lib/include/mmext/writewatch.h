@@ -40,7 +40,10 @@
  * Every backend turns transparent huge pages off on the watched range with
  * MADV_NOHUGEPAGE (and does not turn them back on): a huge page would be reported
  * written as a whole. Pages that were written and then swapped out are reported as
- * written. A range may cover several VMAs but no holes.
+ * written. A range may cover several VMAs but no holes, and no hugetlb memory
+ * (-EINVAL): PAGEMAP_SCAN can re-protect a huge page only whole, so a get with fewer
+ * slots than it has pages could never reset it, and soft-dirty never sees a write to
+ * it once cleared.
  *
  * Apart from soft-dirty's process-wide clear, the library changes no memory but the
  * watched range: closing a watch after its memory was unmapped leaves whatever is
@@ -88,7 +91,7 @@ struct mmext_ww;
 /*
  * Start watching [addr, addr + len) of the calling process; every page counts as
  * clean from now. Returns 0 and *out, or:
- *  -EINVAL      bad range, flags or backend
+ *  -EINVAL      bad range, flags or backend; hugetlb memory in the range
  *  -E2BIG       unknown nonzero options
  *  -ENOMEM      part of the range is unmapped, or out of memory
  *  -EOPNOTSUPP  the forced backend (or, for AUTO, both kernel backends) is unavailable;
