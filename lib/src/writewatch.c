@@ -102,7 +102,8 @@ static bool collect_range(struct collect *c, uintptr_t a, uintptr_t e)
 /*
  * Scan [a, e) for written pages, write-protecting what is reported when wp. With c
  * NULL only write-protect (the kernel needs no output buffer for that). Returns 0
- * when the range was covered, 1 when c filled first, or -errno.
+ * when the range was covered, 1 when c filled first, or -errno; c holds what was
+ * reported (and so, with wp, reset) before an error too.
  */
 static int scan_range(struct mmext_ww *w, uintptr_t a, uintptr_t e, bool wp,
 		      struct collect *c)
@@ -111,6 +112,7 @@ static int scan_range(struct mmext_ww *w, uintptr_t a, uintptr_t e, bool wp,
 	struct pm_scan_arg arg;
 	uintptr_t cur = a;
 	long n, i;
+	int ret;
 
 	if (c && !c->cap) {
 		/* Only "is anything written?": max_pages 0 would mean no limit. */
@@ -126,6 +128,13 @@ static int scan_range(struct mmext_ww *w, uintptr_t a, uintptr_t e, bool wp,
 		n = ioctl(w->pagemap_fd, PAGEMAP_SCAN, &arg);
 		return n < 0 ? -errno : n > 0;
 	}
+	/*
+	 * A call that fails partway (a VMA it may not write-protect) has stored and
+	 * re-protected what it found before, without saying how much: zeroed entries
+	 * tell the stored ones apart.
+	 */
+	if (c)
+		memset(reg, 0, sizeof(reg));
 	while (cur < e) {
 		if (c && c->n == c->cap)
 			return 1;
@@ -143,10 +152,16 @@ static int scan_range(struct mmext_ww *w, uintptr_t a, uintptr_t e, bool wp,
 			arg.max_pages = c->cap - c->n;
 		}
 		n = ioctl(w->pagemap_fd, PAGEMAP_SCAN, &arg);
-		if (n < 0)
-			return -errno;
+		if (n < 0) {
+			ret = -errno;
+			for (i = 0; c && i < SCAN_REGIONS && reg[i].end; i++)
+				collect_range(c, reg[i].start, reg[i].end);
+			return ret;
+		}
 		for (i = 0; i < n; i++)
 			collect_range(c, reg[i].start, reg[i].end);
+		if (c)
+			memset(reg, 0, n * sizeof(reg[0]));
 		/* walk_end says how far the kernel got before the buffer filled. */
 		if (arg.walk_end <= cur)
 			return -EIO;
@@ -433,6 +448,7 @@ static bool sd_mark(struct mmext_ww *w, size_t idx, void *arg)
 	return true;
 }
 
+/* A failed reset resets nothing, and so reports nothing (c->n is 0 then). */
 static int sd_get(struct mmext_ww *w, uintptr_t a, uintptr_t e, bool reset, struct collect *c)
 {
 	size_t psz = mmext__page_size(), first = page_index(w, a), last = page_index(w, e), i;
@@ -463,8 +479,11 @@ static int sd_get(struct mmext_ww *w, uintptr_t a, uintptr_t e, bool reset, stru
 	last = i;
 	if (reset) {
 		ret = sd_clear_process(s);
-		if (ret < 0)
+		if (ret < 0) {
+			if (c)
+				c->n = 0;
 			goto out;
+		}
 		for (i = first; i < last; i++)
 			if (!c || bit_test(seen, i))
 				bit_clear(w->bits, i);
@@ -641,8 +660,7 @@ MMEXT_API int mmext_ww_get(struct mmext_ww *w, void *addr, size_t len, unsigned 
 		ret = scan_range(w, a, e, flags & MMEXT_WW_RESET, &c);
 	else
 		ret = sd_get(w, a, e, flags & MMEXT_WW_RESET, &c);
-	if (ret < 0)
-		return ret;
+	/* Also on an error: the pages stored were reset with MMEXT_WW_RESET. */
 	*count = c.n;
 	return ret;
 }

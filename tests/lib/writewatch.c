@@ -899,6 +899,39 @@ TEST(mprotect_backend_is_refused)
 	munmap(p, 4 * psz);
 }
 
+/*
+ * A get with reset that fails partway (here: the second half of the range was
+ * replaced by memory the watch does not cover) still reports the pages it reset.
+ */
+TEST(failed_get_reports_what_it_reset)
+{
+	size_t psz = t_psz(), count = NPAGES;
+	char *p = t_map(NPAGES * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
+	struct mmext_ww *w;
+	void *pages[NPAGES];
+	int ret;
+
+	REQUIRE_FEATURE(MMEXT_FEAT_WRITEWATCH);
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, open_watch(p, NPAGES * psz, MMEXT_WW_PAGEMAP_SCAN, &w));
+	p[1 * psz] = 1;
+	p[2 * psz] = 1;
+	p[40 * psz] = 1;
+	ASSERT_EQ(p + 32 * psz, mmap(p + 32 * psz, 32 * psz, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+	ret = mmext_ww_get(w, p, NPAGES * psz, MMEXT_WW_RESET, pages, &count);
+	EXPECT_GT(0, ret) TH_LOG("returned %d", ret);
+	ASSERT_EQ(2, count);
+	EXPECT_EQ(p + psz, (char *)pages[0]);
+	EXPECT_EQ(p + 2 * psz, (char *)pages[1]);
+	/* Reported once: they were reset. */
+	count = NPAGES;
+	EXPECT_EQ(0, mmext_ww_get(w, p, 32 * psz, 0, pages, &count));
+	EXPECT_EQ(0, count);
+	mmext_ww_close(w);
+	munmap(p, NPAGES * psz);
+}
+
 /* Huge pages for the hugetlb tests, reserved by the fixture and given back after. */
 FIXTURE(hugetlb) {
 	long saved;		/* vm.nr_hugepages before, or -1 when unchanged */

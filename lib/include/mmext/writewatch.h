@@ -134,12 +134,20 @@ MMEXT_API const char *mmext_ww_backend_name(int backend);
  *  -ECHILD  called in another process than the one that opened w
  *  -EPERM   PAGEMAP_SCAN: the range reached memory the watch did not arm (it was
  *           unmapped and something else mapped there)
+ *  -EIO     the kernel's walk made no progress, or pagemap read short
+ *  -ENOMEM  out of memory
+ * -EINVAL, -EFAULT and -ECHILD are found before anything is scanned and leave *count
+ * as it was. A failure while scanning sets *count to the pages stored before it: with
+ * MMEXT_WW_RESET exactly those were reset (PAGEMAP_SCAN may fail partway; SOFT_DIRTY
+ * then stores and resets nothing), so the caller must use them before handling the
+ * error. Pages past *count are not reset.
  */
 MMEXT_API int mmext_ww_get(struct mmext_ww *w, void *addr, size_t len, unsigned int flags,
 			   void **pages, size_t *count);
 
 /*
- * Mark every page of [addr, addr + len) clean. Returns 0 or -errno as above.
+ * Mark every page of [addr, addr + len) clean. Returns 0 or -errno as above; after a
+ * failure while scanning, part of the range may be reset.
  */
 MMEXT_API int mmext_ww_reset(struct mmext_ww *w, void *addr, size_t len);
 
