@@ -19,6 +19,7 @@ pkgs=(
 	mmdebstrap e2fsprogs                                              # Debian guest root (mkrootfs.sh)
 	afl++                                                             # afl-cc, real programs bench
 	dpkg-dev debhelper fakeroot lintian pkg-config                    # packages and their test
+	abigail-tools                                                     # abidiff, the ABI check
 )
 missing=()
 for p in "${pkgs[@]}"; do

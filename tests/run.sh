@@ -4,7 +4,8 @@
 #   lint    mandoc on the man pages, checkpatch.pl on the kernel queue, the benchmark
 #           runner's unit checks (tests/lint.sh)
 #   host    the feature tests on the running kernel (SKIPs where it lacks a feature),
-#           and tests/host.list (make install, building against the installed tree)
+#           and tests/host.list (make install, building against the installed tree,
+#           the Debian packages, the library's ABI against the last release's)
 #   host-asan  the same, built with AddressSanitizer and UBSan
 #   fuzz    the maps parser's libFuzzer target for FUZZ_SECONDS (default 60)
 #   stock   the feature tests and the mm/proc selftest subset in a stock 6.12 guest
