@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <mmext.h>
 
@@ -54,6 +55,22 @@ int mmext__uffd_open(uint64_t features);
  */
 int mmext__maps_parse_next(const char *line, const char *end, struct mmext_vma *vma,
 			   const char **next);
+
+/* The size of struct mmext_vma in libmmext 0.3: the least a caller may pass. */
+#define MMEXT__VMA_V1_SIZE	MMEXT__OPTS_END(mmext_vma, reserved)
+
+/*
+ * Copy the library's *from into the caller's struct of size bytes (checked by the
+ * caller): what fits, and zeros for the fields the library does not know.
+ */
+static inline void mmext__vma_out(struct mmext_vma *to, const struct mmext_vma *from,
+				  size_t size)
+{
+	if (to != from)
+		memcpy(to, from, size < sizeof(*from) ? size : sizeof(*from));
+	if (size > sizeof(*from))
+		memset((char *)to + sizeof(*from), 0, size - sizeof(*from));
+}
 
 /* Set kind, flags and anon_name from name, name_len and inode. */
 void mmext__vma_classify(struct mmext_vma *v);

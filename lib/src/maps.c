@@ -540,6 +540,40 @@ MMEXT_API int mmext_maps_next(struct mmext_maps *m, struct mmext_vma *vma)
 	return 1;
 }
 
+/* The caller's struct when it is at least ours, else a copy of ours to cut short. */
+#define VMA_TARGET(vma, size, tmp)	((size) >= sizeof(tmp) ? (vma) : &(tmp))
+
+MMEXT_API int mmext_maps_find_sz(struct mmext_maps *m, uint64_t addr, unsigned int flags,
+				 struct mmext_vma *vma, size_t size)
+{
+	struct mmext_vma tmp;
+	int ret;
+
+	if (!vma)
+		return -EFAULT;
+	if (size < MMEXT__VMA_V1_SIZE || size > MMEXT_OPTS_MAX)
+		return -EINVAL;
+	ret = mmext_maps_find(m, addr, flags, VMA_TARGET(vma, size, tmp));
+	if (!ret)
+		mmext__vma_out(vma, VMA_TARGET(vma, size, tmp), size);
+	return ret;
+}
+
+MMEXT_API int mmext_maps_next_sz(struct mmext_maps *m, struct mmext_vma *vma, size_t size)
+{
+	struct mmext_vma tmp;
+	int ret;
+
+	if (!vma)
+		return -EFAULT;
+	if (size < MMEXT__VMA_V1_SIZE || size > MMEXT_OPTS_MAX)
+		return -EINVAL;
+	ret = mmext_maps_next(m, VMA_TARGET(vma, size, tmp));
+	if (ret > 0)
+		mmext__vma_out(vma, VMA_TARGET(vma, size, tmp), size);
+	return ret;
+}
+
 MMEXT_API void mmext_maps_rewind(struct mmext_maps *m)
 {
 	if (!m || m->owner != mmext__getpid())

@@ -297,6 +297,20 @@ MMEXT_API int mmext_maps_parse_line(const char *line, size_t len, struct mmext_v
 	return 0;
 }
 
+MMEXT_API int mmext_maps_parse_line_sz(const char *line, size_t len, struct mmext_vma *vma,
+				       size_t size)
+{
+	struct mmext_vma tmp, *to = size >= sizeof(tmp) ? vma : &tmp;
+	int ret;
+
+	if (!vma || size < MMEXT__VMA_V1_SIZE || size > MMEXT_OPTS_MAX)
+		return -EINVAL;
+	ret = mmext_maps_parse_line(line, len, to);
+	if (!ret)
+		mmext__vma_out(vma, to, size);
+	return ret;
+}
+
 int mmext__maps_parse_next(const char *line, const char *end, struct mmext_vma *vma,
 			   const char **next)
 {

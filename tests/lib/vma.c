@@ -909,6 +909,54 @@ TEST(build_id_of_own_executable)
 	}
 }
 
+/*
+ * The library writes no more of a struct mmext_vma than the caller says it has, and
+ * zeros what the caller's larger struct has beyond the fields it knows.
+ */
+TEST(vma_size_is_respected)
+{
+	static const char line[] = "1000-2000 r--p 00000000 08:01 7 /a/b\n";
+	struct {
+		struct mmext_vma v;
+		unsigned char tail[64];
+	} big;
+	struct mmext_maps *m;
+	size_t i;
+	int local;
+
+	ASSERT_EQ(0, mmext_maps_open(0, NULL, &m));
+	/* The plain calls fill libmmext 0.3's struct, not a byte more. */
+	memset(&big, 0xaa, sizeof(big));
+	ASSERT_EQ(0, mmext_maps_find(m, (uintptr_t)&local, 0, &big.v));
+	for (i = 0; i < sizeof(big.tail); i++)
+		ASSERT_EQ(0xaa, big.tail[i]);
+	/* A larger struct: the fields past ours are zero. */
+	memset(&big, 0xaa, sizeof(big));
+	ASSERT_EQ(0, mmext_maps_find_sz(m, (uintptr_t)&local, 0, &big.v, sizeof(big)));
+	EXPECT_EQ(MMEXT_VMA_STACK, big.v.kind);
+	for (i = 0; i < sizeof(big.tail); i++)
+		ASSERT_EQ(0, big.tail[i]);
+	memset(&big, 0xaa, sizeof(big));
+	ASSERT_EQ(1, mmext_maps_next_sz(m, &big.v, sizeof(big)));
+	EXPECT_LT(big.v.start, big.v.end);
+	for (i = 0; i < sizeof(big.tail); i++)
+		ASSERT_EQ(0, big.tail[i]);
+	memset(&big, 0xaa, sizeof(big));
+	ASSERT_EQ(0, mmext_maps_parse_line_sz(line, strlen(line), &big.v, sizeof(big)));
+	EXPECT_EQ(0x1000, big.v.start);
+	for (i = 0; i < sizeof(big.tail); i++)
+		ASSERT_EQ(0, big.tail[i]);
+	/* Smaller than libmmext 0.3's struct, or beyond any struct: refused, untouched. */
+	memset(&big, 0xaa, sizeof(big));
+	EXPECT_EQ(-EINVAL, mmext_maps_find_sz(m, (uintptr_t)&local, 0, &big.v,
+					      sizeof(big.v) - 1));
+	EXPECT_EQ(-EINVAL, mmext_maps_next_sz(m, &big.v, MMEXT_OPTS_MAX + 1));
+	EXPECT_EQ(-EINVAL, mmext_maps_parse_line_sz(line, strlen(line), &big.v, 0));
+	EXPECT_EQ(0xaaaaaaaaaaaaaaaaULL, big.v.start);
+	EXPECT_EQ(-EFAULT, mmext_maps_find_sz(m, 0, 0, NULL, sizeof(big)));
+	mmext_maps_close(m);
+}
+
 TEST(open_bad_input)
 {
 	MMEXT_OPTS(mmext_maps_opts, bad_backend, .backend = 7);

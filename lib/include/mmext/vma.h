@@ -61,6 +61,10 @@ enum mmext_vma_kind {
 /* mmext_vma.flags */
 #define MMEXT_VMA_DELETED	0x1	/* path ended in " (deleted)", removed from name */
 
+/*
+ * May grow at the end in later versions: the *_sz() functions below say how large the
+ * caller's struct is, the others fill the struct of libmmext 0.3 (this one).
+ */
 struct mmext_vma {
 	uint64_t start;			/* first byte */
 	uint64_t end;			/* one past the last byte */
@@ -139,6 +143,18 @@ MMEXT_API int mmext_maps_find(struct mmext_maps *m, uint64_t addr, unsigned int 
  * Returns 1 with *vma filled, 0 at the end, or -errno.
  */
 MMEXT_API int mmext_maps_next(struct mmext_maps *m, struct mmext_vma *vma);
+
+/*
+ * mmext_maps_find(), mmext_maps_next() and mmext_maps_parse_line() for a struct of
+ * size bytes (pass sizeof(*vma)): the library writes no more than size bytes, and
+ * sets to zero the fields it does not know. -EINVAL also for a size smaller than
+ * libmmext 0.3's struct or larger than MMEXT_OPTS_MAX.
+ */
+MMEXT_API int mmext_maps_find_sz(struct mmext_maps *m, uint64_t addr, unsigned int flags,
+				 struct mmext_vma *vma, size_t size);
+MMEXT_API int mmext_maps_next_sz(struct mmext_maps *m, struct mmext_vma *vma, size_t size);
+MMEXT_API int mmext_maps_parse_line_sz(const char *line, size_t len, struct mmext_vma *vma,
+				       size_t size);
 
 /* Restart the iteration (and re-read the maps on the next call). */
 MMEXT_API void mmext_maps_rewind(struct mmext_maps *m);
