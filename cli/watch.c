@@ -449,6 +449,10 @@ int cmd_watch(int argc, char **argv)
 		if (*st.detail)
 			fprintf(stderr, "mmext watch: %s: %s\n",
 				mmext_feature_name(ww_feature[wo.backend]), st.detail);
+		munmap(w.base, npages * w.psz);
+		free(w.written);
+		free(reported);
+		free(pages);
 		return EXIT_RUNTIME;
 	}
 	f = json ? cli_doc_open() : stdout;
