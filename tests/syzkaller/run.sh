@@ -102,12 +102,16 @@ if [ ! -f "$work/corpus.db" ] && [ -f "$here/corpus.db" ]; then
 	cp "$here/history.tsv" "$work/history.tsv"
 fi
 if [ $check = 1 ]; then
+	# A tree of its own: a check must not replace the binaries a running manager uses.
+	syz=$MMEXT_BUILD/syzkaller-check
 	build_syzkaller descriptions
 	echo "ok - syzkaller_descriptions"
 	echo "RESULT syzkaller_descriptions pass 1 0 0"
 	exit 0
 fi
 
+exec 9> "$MMEXT_BUILD/syzkaller.lock"
+flock -n 9 || die "another syzkaller run uses $syz"
 "$MMEXT_ROOT/scripts/deps.sh"
 "$MMEXT_ROOT/scripts/kernel.sh" prepare
 build_syzkaller
