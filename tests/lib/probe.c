@@ -299,14 +299,17 @@ TEST(transient_errors_are_not_cached)
 	}
 }
 
-/* A maps handle opened with a single free fd must not turn PROCMAP_QUERY off for good. */
+/*
+ * A maps handle opened with only the fds it keeps (its /proc directory and maps) free,
+ * none for the probe, must not turn PROCMAP_QUERY off for good.
+ */
 TEST(maps_handle_at_the_fd_limit_leaves_procmap_query_on)
 {
 	struct mmext_maps *m;
 
 	REQUIRE_FEATURE(MMEXT_FEAT_PROCMAP_QUERY);
 	mmext_probe_reset();
-	t_free_fds(_metadata, 1);
+	t_free_fds(_metadata, 2);
 	ASSERT_EQ(0, mmext_maps_open(0, NULL, &m));
 	mmext_maps_close(m);
 	t_all_fds(_metadata);
