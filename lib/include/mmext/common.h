@@ -53,7 +53,7 @@ extern "C" {
 
 /* Version of the library the header belongs to. */
 #define MMEXT_VERSION_MAJOR 0
-#define MMEXT_VERSION_MINOR 3
+#define MMEXT_VERSION_MINOR 4
 
 /* "MAJOR.MINOR" of the library actually loaded. Thread-safe, static string. */
 MMEXT_API const char *mmext_version(void);
