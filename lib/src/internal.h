@@ -31,6 +31,16 @@ size_t mmext__page_size(void);
  */
 pid_t mmext__getpid(void);
 
+/*
+ * A lock with no fork handler: the word holds the holder's pid (shifted left, the low
+ * bit says someone waits). A pid other than ours can only be an ancestor's, left by a
+ * thread that is not in this process: a fork() child takes that lock over.
+ * mmext__lock() returns true when it did, and what the lock guards may be half-updated.
+ * Not recursive, not for signal handlers.
+ */
+bool mmext__lock(int *lock);
+void mmext__unlock(int *lock);
+
 /* Validate [addr, addr + len): aligned, nonzero, no wrap; *endp is page-rounded. */
 int mmext__range(const void *addr, size_t len, uintptr_t *endp);
 

@@ -2,7 +2,6 @@
 /* Feature probe: one small experiment per feature, cached. */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -12,29 +11,15 @@
 #include <mmext/uapi.h>
 #include "internal.h"
 
-static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
+static int probe_lock;
 static struct mmext_feature_status cache[MMEXT_FEAT_COUNT];
 static bool cached[MMEXT_FEAT_COUNT];
 
-static void probe_fork_prepare(void)
+/* The cache under the lock; a lock taken over from a fork's parent may guard a torn entry. */
+static void probe_lock_take(void)
 {
-	pthread_mutex_lock(&probe_lock);
-}
-
-static void probe_fork_release(void)
-{
-	pthread_mutex_unlock(&probe_lock);
-}
-
-/*
- * A fork() while another thread probes would leave probe_lock held in the child.
- * Registered at load, before any handler registered on first use: prepare handlers
- * run last-registered first, so locks taken around a probe (the pattern cache's) are
- * taken before this one, in the order the library nests them.
- */
-__attribute__((constructor)) static void probe_init(void)
-{
-	pthread_atfork(probe_fork_prepare, probe_fork_release, probe_fork_release);
+	if (mmext__lock(&probe_lock))
+		memset(cached, 0, sizeof(cached));
 }
 
 static const char *const feature_names[MMEXT_FEAT_COUNT] = {
@@ -302,7 +287,7 @@ MMEXT_API int mmext_probe_status(enum mmext_feature f, struct mmext_feature_stat
 	if ((unsigned int)f >= MMEXT_FEAT_COUNT || !st || size < STATUS_V1_SIZE ||
 	    size > MMEXT_OPTS_MAX)
 		return -EINVAL;
-	pthread_mutex_lock(&probe_lock);
+	probe_lock_take();
 	if (cached[f]) {
 		now = cache[f];
 	} else {
@@ -312,7 +297,7 @@ MMEXT_API int mmext_probe_status(enum mmext_feature f, struct mmext_feature_stat
 			cached[f] = true;
 		}
 	}
-	pthread_mutex_unlock(&probe_lock);
+	mmext__unlock(&probe_lock);
 	/* A caller built against a newer header gets zeros in what we do not know. */
 	memcpy(st, &now, size < sizeof(now) ? size : sizeof(now));
 	if (size > sizeof(now))
@@ -333,9 +318,9 @@ MMEXT_API const char *mmext_feature_name(enum mmext_feature f)
 
 MMEXT_API void mmext_probe_reset(void)
 {
-	pthread_mutex_lock(&probe_lock);
+	probe_lock_take();
 	memset(cached, 0, sizeof(cached));
-	pthread_mutex_unlock(&probe_lock);
+	mmext__unlock(&probe_lock);
 }
 
 /* Internal shortcut: 1 when available, 0 when not. */

@@ -2,6 +2,7 @@
 /* Small helpers used across the library. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,37 @@ pid_t mmext__getpid(void)
 		__atomic_store_n(pid_page, pid, __ATOMIC_RELAXED);
 	}
 	return pid;
+}
+
+static void futex(int *word, int op, int val)
+{
+	syscall(SYS_futex, word, op, val, NULL, NULL, 0);
+}
+
+bool mmext__lock(int *lock)
+{
+	int me = (int)mmext__getpid() << 1, want = me, cur = 0;
+
+	for (;;) {
+		if (__atomic_compare_exchange_n(lock, &cur, want, false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return cur != 0;
+		if ((cur & ~1) != me)
+			continue;	/* free again, or an ancestor's: cur is what to replace */
+		if (!(cur & 1) && !__atomic_compare_exchange_n(lock, &cur, cur | 1, false,
+							       __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			continue;
+		futex(lock, FUTEX_WAIT_PRIVATE, me | 1);
+		/* Others may still wait: whoever gets it now wakes the next one. */
+		want = me | 1;
+		cur = 0;
+	}
+}
+
+void mmext__unlock(int *lock)
+{
+	if (__atomic_exchange_n(lock, 0, __ATOMIC_RELEASE) & 1)
+		futex(lock, FUTEX_WAKE_PRIVATE, 1);
 }
 
 int mmext__range(const void *addr, size_t len, uintptr_t *endp)

@@ -4,11 +4,16 @@
 #define MMEXT_TEST_HELPERS_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,6 +106,115 @@ static inline int t_fork_while(void *(*loop)(void *), int (*child)(void *))
 	stop = 1;
 	pthread_join(th, NULL);
 	return ok ? i : -i;
+}
+
+/*
+ * In a private mount namespace (a tmpfs over /sys/kernel/mm), make the marker file
+ * at path a FIFO that is open for writing but never written: a library call that
+ * reads the marker stays inside the library, holding whatever it holds there, until
+ * the returned fd is closed. For a child process, before it starts threads; needs
+ * root. The fd, or -1.
+ */
+static inline int t_blocking_marker(const char *path)
+{
+	char dir[256], *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("mmext-test", "/sys/kernel/mm", "tmpfs", 0, NULL) ||
+	    (mkdir(dir, 0755) && errno != EEXIST) || mkfifo(path, 0600))
+		return -1;
+	return open(path, O_RDWR | O_CLOEXEC);
+}
+
+struct t_stuck {
+	void (*call)(void);	/* a library call that reads the blocking marker */
+	pid_t tid;
+	pthread_t th;
+};
+
+static inline void *t_stuck_thread(void *arg)
+{
+	struct t_stuck *s = arg;
+
+	__atomic_store_n(&s->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	s->call();
+	return NULL;
+}
+
+/* Start a thread making s->call and wait until it sleeps in read(): 0, or -1. */
+static inline int t_stuck_start(struct t_stuck *s)
+{
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	char path[64];
+	long nr = -1;
+	int i;
+
+	s->tid = 0;
+	if (pthread_create(&s->th, NULL, t_stuck_thread, s))
+		return -1;
+	for (i = 0; i < 500; i++, nanosleep(&pause, NULL)) {
+		pid_t tid = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE);
+		FILE *f;
+
+		if (!tid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+		f = fopen(path, "r");
+		if (!f)
+			return -1;
+		if (fscanf(f, "%ld", &nr) != 1)
+			nr = -1;
+		fclose(f);
+		if (nr == SYS_read)
+			return 0;
+	}
+	return -1;
+}
+
+/* Exit statuses of t_while_stuck()'s process besides 0 (passed) and 1 (failed). */
+#define T_NO_STANDIN	90	/* no private mount namespace or tmpfs: SKIP */
+#define T_NOT_STUCK	91
+
+static int (*t_stuck_child)(void);
+
+static inline int t_stuck_child_main(void *arg)
+{
+	(void)arg;
+	alarm(5);	/* a lock inherited locked would hang it */
+	return t_stuck_child();
+}
+
+/*
+ * With marker (a path under /sys/kernel/mm) blocking, one thread stuck in call()
+ * inside the library, then in a forked child child(), which must return 0 within
+ * 5 s. For a process of its own (t_child_status()): an atfork handler that waits
+ * for a lock the stuck thread holds hangs fork() itself, and the alarm ends it.
+ */
+static inline int t_while_stuck(const char *marker, void (*call)(void), int (*child)(void))
+{
+	struct t_stuck s = { .call = call };
+	int fd, status;
+
+	alarm(10);
+	t_stuck_child = child;
+	fd = t_blocking_marker(marker);
+	if (fd < 0)
+		return T_NO_STANDIN;
+	mmext_probe_reset();
+	if (t_stuck_start(&s))
+		return T_NOT_STUCK;
+	status = t_child_status(t_stuck_child_main, NULL);
+	if (status)
+		fprintf(stderr, "#      the child's wait status: %#x\n", status);
+	/* The stuck call reads end-of-file and returns. */
+	close(fd);
+	pthread_join(s.th, NULL);
+	return status != 0;
 }
 
 /* A pid that is not running: a reaped child's. */

@@ -252,6 +252,45 @@ TEST(fork_while_another_thread_probes)
 	TH_LOG("%d forks", forks < 0 ? -forks : forks);
 }
 
+static void probe_cow_pte(void)
+{
+	struct mmext_feature_status st;
+
+	mmext_probe(MMEXT_FEAT_COW_PTE, &st);
+}
+
+static int child_probes(void)
+{
+	struct mmext_feature_status st;
+
+	/* So that its own probe of the marker does not wait for it either. */
+	if (unlink(MMEXT_COW_PTE_SYSFS))
+		return 1;
+	if (mmext_probe(MMEXT_FEAT_COW_PTE, &st) || st.available || st.reason != ENOENT)
+		return 2;
+	return mmext_probe(MMEXT_FEAT_ANON_NAME, &st) ? 3 : 0;
+}
+
+static int fork_while_stuck_probing(void *arg)
+{
+	(void)arg;
+	return t_while_stuck(MMEXT_COW_PTE_SYSFS, probe_cow_pte, child_probes);
+}
+
+/*
+ * A thread stuck in a probe (its marker file blocks) while another forks: the fork
+ * goes ahead, and the child probes as if nobody had held anything.
+ */
+TEST(fork_while_a_probe_is_stuck)
+{
+	int status = t_child_status(fork_while_stuck_probing, NULL);
+
+	ASSERT_NE(-1, status);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == T_NO_STANDIN)
+		SKIP(return, "cannot stand a marker file in (needs root and mount namespaces)");
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
+}
+
 /* Let only n more fds be opened (the harness runs each test in its own process). */
 static void t_free_fds(struct __test_metadata *_metadata, int n)
 {
