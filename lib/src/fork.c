@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Fork with COW page tables when the mmext kernel patch provides them. */
 #include <errno.h>
-#include <pthread.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -20,9 +19,10 @@ static int cow_pte_option(long *opt)
 
 /*
  * The prctl state is per process: two callers toggling it at once would misreport
- * the method and leave it on for forks it was not meant for.
+ * the method and leave it on for forks it was not meant for. A child of a plain
+ * fork() made while another thread held this takes it over (mmext__lock()).
  */
-static pthread_mutex_t cow_lock = PTHREAD_MUTEX_INITIALIZER;
+static int cow_lock;
 
 MMEXT_API pid_t mmext_fork(const struct mmext_fork_opts *opts, int *method)
 {
@@ -37,7 +37,7 @@ MMEXT_API pid_t mmext_fork(const struct mmext_fork_opts *opts, int *method)
 	if (flags & ~(MMEXT_FORK_REQUIRE_COW | MMEXT_FORK_PLAIN_ONLY) ||
 	    (flags & MMEXT_FORK_REQUIRE_COW && flags & MMEXT_FORK_PLAIN_ONLY))
 		return -EINVAL;
-	pthread_mutex_lock(&cow_lock);
+	mmext__lock(&cow_lock);
 	if (!(flags & MMEXT_FORK_PLAIN_ONLY) && !cow_pte_option(&opt)) {
 		/* The option reports the old state when queried with arg2 = 2 (provisional). */
 		was = prctl(opt, 2, 0, 0, 0);
@@ -45,7 +45,7 @@ MMEXT_API pid_t mmext_fork(const struct mmext_fork_opts *opts, int *method)
 			how = MMEXT_FORK_COW_PTE;
 	}
 	if (how != MMEXT_FORK_COW_PTE && flags & MMEXT_FORK_REQUIRE_COW) {
-		pthread_mutex_unlock(&cow_lock);
+		mmext__unlock(&cow_lock);
 		return -EOPNOTSUPP;
 	}
 	pid = fork();
@@ -53,7 +53,7 @@ MMEXT_API pid_t mmext_fork(const struct mmext_fork_opts *opts, int *method)
 	if (how == MMEXT_FORK_COW_PTE && was == 0)
 		prctl(opt, 0, 0, 0, 0);
 	/* The child's copy is held by its only thread, the one unlocking it. */
-	pthread_mutex_unlock(&cow_lock);
+	mmext__unlock(&cow_lock);
 	if (pid < 0)
 		return -saved;
 	if (method)
@@ -71,9 +71,9 @@ MMEXT_API int mmext_cow_pte_set(int on)
 	ret = cow_pte_option(&opt);
 	if (ret)
 		return ret;
-	pthread_mutex_lock(&cow_lock);
+	mmext__lock(&cow_lock);
 	ret = prctl(opt, on, 0, 0, 0) ? -errno : 0;
-	pthread_mutex_unlock(&cow_lock);
+	mmext__unlock(&cow_lock);
 	return ret;
 }
 

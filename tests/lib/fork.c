@@ -140,4 +140,56 @@ TEST(cow_pte_setting)
 	EXPECT_EQ(0, mmext_cow_pte_get());
 }
 
+/* Forks when the probe returns; the fork's child leaves at once. */
+static void fork_and_reap(void)
+{
+	pid_t pid = mmext_fork(NULL, NULL);
+
+	if (!pid)
+		_exit(0);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+}
+
+/* Two mmext_fork() calls, each with a child that leaves at once: 0, or which failed. */
+static int child_forks(void)
+{
+	MMEXT_OPTS(mmext_fork_opts, plain, .flags = MMEXT_FORK_PLAIN_ONLY);
+	int method = 0, status, i;
+	pid_t pid;
+
+	/* So that its own probe of the marker does not wait for it either. */
+	if (unlink(MMEXT_COW_PTE_SYSFS))
+		return 1;
+	for (i = 0; i < 2; i++) {
+		pid = mmext_fork(i ? NULL : &plain, &method);
+		if (!pid)
+			_exit(0);
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || status ||
+		    method != MMEXT_FORK_PLAIN)
+			return 2 + i;
+	}
+	return 0;
+}
+
+static int fork_while_stuck_forking(void *arg)
+{
+	(void)arg;
+	return t_while_stuck(MMEXT_COW_PTE_SYSFS, fork_and_reap, child_forks);
+}
+
+/*
+ * A thread stuck in mmext_fork() (in the probe of COW page tables, whose marker
+ * blocks) while another thread forks plainly: the child's mmext_fork() works.
+ */
+TEST(fork_while_an_mmext_fork_is_stuck)
+{
+	int status = t_child_status(fork_while_stuck_forking, NULL);
+
+	ASSERT_NE(-1, status);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == T_NO_STANDIN)
+		SKIP(return, "cannot stand a marker file in (needs root and mount namespaces)");
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
+}
+
 TEST_HARNESS_MAIN

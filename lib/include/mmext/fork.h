@@ -35,9 +35,10 @@ struct mmext_fork_opts {
  * method is not NULL it receives the enum mmext_fork_method used, in both processes.
  * Signals, threads and atfork handlers behave exactly as for fork(3); the COW state
  * of the process is restored before returning in the parent and the child.
- * Thread safety: concurrent mmext_fork() calls are serialised. The COW switch is
- * per process, so a plain fork() by another thread while mmext_fork() runs may
- * get COW page tables too (it is a correct fork either way).
+ * Thread safety: concurrent mmext_fork() calls are serialised, by a lock that the
+ * child of another thread's fork() never waits for. The COW switch is per process,
+ * so a plain fork() by another thread while mmext_fork() runs may get COW page
+ * tables too (it is a correct fork either way).
  */
 MMEXT_API pid_t mmext_fork(const struct mmext_fork_opts *opts, int *method);
 
