@@ -2,7 +2,6 @@
 /* Pattern memory: a backend table, reference pages first, then the memfd-tile emulation. */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -78,36 +77,30 @@ struct refpage_slot {
 };
 
 static struct {
-	pthread_mutex_t lock;
+	int lock;		/* mmext__lock() */
+	pid_t pid;		/* the process the users counts are of */
 	unsigned long clock;
 	struct refpage_slot slot[REFPAGE_SLOTS];
-} cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
-static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+} cache;
 
-/* fork() while another thread holds the lock would leave it locked in the child. */
-static void cache_fork_prepare(void)
+/*
+ * Take the lock, and make the cache this process's: a fork() child keeps the fds it
+ * inherited, but not the counts of its parent's threads, which are not here. A lock
+ * taken over from such a thread may guard half-changed slots: the child leaves their
+ * fds and keys alone, to exec or exit.
+ */
+static void cache_lock(void)
 {
-	pthread_mutex_lock(&cache.lock);
-}
-
-static void cache_fork_parent(void)
-{
-	pthread_mutex_unlock(&cache.lock);
-}
-
-static void cache_fork_child(void)
-{
+	pid_t me = mmext__getpid();
 	size_t i;
 
-	/* The threads that were mapping are gone; their fds are inherited. */
-	for (i = 0; i < REFPAGE_SLOTS; i++)
-		cache.slot[i].users = 0;
-	pthread_mutex_unlock(&cache.lock);
-}
-
-static void cache_init(void)
-{
-	pthread_atfork(cache_fork_prepare, cache_fork_parent, cache_fork_child);
+	if (mmext__lock(&cache.lock))
+		memset(cache.slot, 0, sizeof(cache.slot));
+	if (cache.pid != me) {
+		for (i = 0; i < REFPAGE_SLOTS; i++)
+			__atomic_store_n(&cache.slot[i].users, 0, __ATOMIC_RELAXED);
+		cache.pid = me;
+	}
 }
 
 /* Under the lock, users == 0. Mappings of the fd keep the page; the cache lets go. */
@@ -130,8 +123,7 @@ static int cache_get(const struct pattern_req *r, struct refpage_slot **slot)
 	size_t i;
 	int fd;
 
-	pthread_once(&cache_once, cache_init);
-	pthread_mutex_lock(&cache.lock);
+	cache_lock();
 	cache.clock++;
 	for (i = 0; i < REFPAGE_SLOTS; i++) {
 		s = &cache.slot[i];
@@ -146,7 +138,7 @@ static int cache_get(const struct pattern_req *r, struct refpage_slot **slot)
 	fd = refpage_new(r);
 	key = fd >= 0 && victim ? malloc(r->pattern_len) : NULL;
 	if (!key) {
-		pthread_mutex_unlock(&cache.lock);
+		mmext__unlock(&cache.lock);
 		*slot = NULL;
 		return fd;
 	}
@@ -161,7 +153,7 @@ hit:
 	s->used = cache.clock;
 	__atomic_add_fetch(&s->users, 1, __ATOMIC_RELAXED);
 	fd = s->fd;
-	pthread_mutex_unlock(&cache.lock);
+	mmext__unlock(&cache.lock);
 	*slot = s;
 	return fd;
 }
@@ -170,18 +162,6 @@ static void cache_put(struct refpage_slot *s)
 {
 	/* No lock: eviction (under it) only needs to see the count reach zero. */
 	__atomic_sub_fetch(&s->users, 1, __ATOMIC_RELEASE);
-}
-
-/* Close the cached fds when the library is unloaded (dlclose()). */
-__attribute__((destructor)) static void cache_fini(void)
-{
-	size_t i;
-
-	pthread_mutex_lock(&cache.lock);
-	for (i = 0; i < REFPAGE_SLOTS; i++)
-		if (cache.slot[i].pattern && !__atomic_load_n(&cache.slot[i].users, __ATOMIC_ACQUIRE))
-			cache_drop(&cache.slot[i]);
-	pthread_mutex_unlock(&cache.lock);
 }
 
 /* The pattern's reference page (cached unless NOCACHE), mapped privately. */

@@ -342,8 +342,8 @@ static int child_maps_in_time(void *arg)
 }
 
 /*
- * Forks while another thread maps: the child's first map must not deadlock. Without
- * the atfork handlers this fails only when a fork lands inside the lock: often with
+ * Forks while another thread maps: the child's first map must not deadlock. A lock
+ * the child would wait for fails this only when a fork lands inside it: often with
  * the kernel backend (refpage_create() under it), rarely with the emulation.
  */
 TEST(fork_while_another_thread_maps)
@@ -353,6 +353,76 @@ TEST(fork_while_another_thread_maps)
 	ASSERT_NE(0, forks);
 	EXPECT_LT(0, forks);
 	TH_LOG("%d forks", forks < 0 ? -forks : forks);
+}
+
+/* AUTO tries the kernel backend first: the cache's lock, then the probe's marker. */
+static void map_auto(void)
+{
+	struct mmext_pattern *q;
+
+	if (!mmext_pattern_map(pat8, 8, t_psz(), NULL, &q))
+		mmext_pattern_unmap(q);
+}
+
+static int child_maps(void)
+{
+	struct mmext_pattern *q;
+	int ret;
+
+	/* So that its own probe of the marker does not wait for it either. */
+	if (unlink(MMEXT_REFPAGE_SYSFS))
+		return 1;
+	if (mmext_pattern_map(pat8, 8, 2 * t_psz(), NULL, &q))
+		return 2;
+	ret = is_pattern(mmext_pattern_addr(q), 2 * t_psz(), pat8, 8) ? 0 : 3;
+	mmext_pattern_unmap(q);
+	return ret;
+}
+
+static int fork_while_stuck_mapping(void *arg)
+{
+	(void)arg;
+	return t_while_stuck(MMEXT_REFPAGE_SYSFS, map_auto, child_maps);
+}
+
+/*
+ * A thread stuck inside a map (in the probe of reference pages, under the cache's
+ * lock) while another forks: the fork goes ahead and the child maps.
+ */
+TEST(fork_while_a_map_is_stuck)
+{
+	int status = t_child_status(fork_while_stuck_mapping, NULL);
+
+	ASSERT_NE(-1, status);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == T_NO_STANDIN)
+		SKIP(return, "cannot stand a marker file in (needs root and mount namespaces)");
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
+}
+
+static int exit_while_stuck_mapping(void *arg)
+{
+	struct t_stuck s = { .call = map_auto };
+
+	(void)arg;
+	alarm(10);
+	if (t_blocking_marker(MMEXT_REFPAGE_SYSFS) < 0)
+		return T_NO_STANDIN;
+	mmext_probe_reset();
+	if (t_stuck_start(&s))
+		return T_NOT_STUCK;
+	/* Runs the library's destructors, if it has any, with the thread still inside. */
+	exit(0);
+}
+
+/* exit() while another thread is inside a map: the process ends, now. */
+TEST(exit_while_a_map_is_stuck)
+{
+	int status = t_child_status(exit_while_stuck_mapping, NULL);
+
+	ASSERT_NE(-1, status);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == T_NO_STANDIN)
+		SKIP(return, "cannot stand a marker file in (needs root and mount namespaces)");
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
 }
 
 TEST_F(pattern, reset_bad_input)

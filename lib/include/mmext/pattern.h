@@ -17,9 +17,13 @@
  *           pattern again costs one mmap(). Limits of that cache:
  *           - it pins one page of kernel memory, one fd (close-on-exec) and a copy
  *             of the pattern per cached pattern, until the pattern is evicted
- *             (least recently used) or the library is unloaded: unmapping the
- *             last mapping of a pattern does not free its page;
- *           - a fork() child inherits the fds and keeps using the same pages;
+ *             (least recently used) or the process exits or executes a program:
+ *             unmapping the last mapping of a pattern does not free its page, and
+ *             neither does dlclose() of the library (a program that unloads it
+ *             should pass MMEXT_PATTERN_NOCACHE);
+ *           - a fork() child inherits the fds and keeps using the same pages; a
+ *             child forked while another thread was changing the cache starts an
+ *             empty one and leaves the fds it inherited open (close-on-exec);
  *           - a program that closes fds it did not open (closefrom()) must not map
  *             patterns afterwards, or must pass MMEXT_PATTERN_NOCACHE;
  *           - the same bytes with another pattern_len get a page of their own.
@@ -61,7 +65,8 @@
  *             as for anonymous memory under overcommit.
  *
  * All functions are thread-safe (each works on its own mapping; the fd cache has a
- * lock, kept consistent across fork() by pthread_atfork()) and use no signals.
+ * lock, which the child of another thread's fork() never waits for: the library
+ * has no atfork handler) and use no signals.
  * A handle belongs to the process that mapped it: in a fork() child the memory is
  * inherited as any private mapping, but calls on the handle fail with -ECHILD
  * (mmext_pattern_addr() returns NULL, mmext_pattern_len() 0); the child's
