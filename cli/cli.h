@@ -41,6 +41,16 @@ int cli_fail(const char *cmd, int err, const char *fmt, ...) __attribute__((form
 int cli_pid_fail(const char *cmd, pid_t pid, int err);
 /* The MESSAGE of cli_pid_fail(), for a JSON error object. */
 const char *cli_pid_why(pid_t pid, int err);
+/*
+ * The /proc directory of pid (0: self), O_PATH: a descriptor, or -ESRCH when there is
+ * no such process. Files opened relative to it belong to that process, or fail once
+ * it has been reaped, even when its pid has been given to another.
+ */
+int cli_proc_open(pid_t pid);
+/* cli_pid_why() for the process of dir (< 0: none could be opened). */
+const char *cli_proc_why(int dir, int err);
+/* cli_pid_fail() with its MESSAGE given. */
+int cli_pid_fail_why(const char *cmd, pid_t pid, const char *why);
 
 /* Longest part of an argument echoed in a message; longer ones end in "...". */
 #define CLI_ARG_MAX	64

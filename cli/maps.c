@@ -78,6 +78,7 @@ struct row {
 struct maps_state {
 	int rss, rollup, group, json;
 	pid_t pid;
+	int dir;		/* /proc/PID: the report's files are opened relative to it */
 	unsigned long nvmas;
 	struct row total;
 	struct row *rows;	/* --group only */
@@ -418,21 +419,23 @@ static void smaps_name(struct mmext_maps *m, struct mmext_vma *v, char *name)
 static int list_smaps(struct maps_state *s, struct mmext_maps *m)
 {
 	const char *file = s->rollup ? "smaps_rollup" : "smaps";
-	char path[64], *line = NULL, *name = NULL;
+	char *line = NULL, *name = NULL;
 	size_t lcap = 0, ncap = 0, i;
 	uint64_t u[NFIELDS] = { 0 };
 	struct mmext_vma v, cur;
 	int have = 0, ret = 0;
 	ssize_t len;
 	FILE *f;
+	int fd = openat(s->dir, file, O_RDONLY | O_CLOEXEC);
 
-	if (s->pid)
-		snprintf(path, sizeof(path), "/proc/%d/%s", (int)s->pid, file);
-	else
-		snprintf(path, sizeof(path), "/proc/self/%s", file);
-	f = fopen(path, "re");
-	if (!f)
+	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
+	f = fdopen(fd, "r");
+	if (!f) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
 	while ((len = getline(&line, &lcap, f)) > 0) {
 		char *colon = strchr(line, ':'), *sp = strchr(line, ' ');
 		unsigned long long kb;
@@ -498,39 +501,43 @@ static int still_there(struct mmext_maps *m)
 	return ret == -ESRCH ? ret : 0;
 }
 
-/* Up to size bytes of a /proc file; the length, or -1. */
-static ssize_t read_proc(pid_t pid, const char *name, char *buf, size_t size)
+/* Up to size bytes of the file name in the process's directory: the length, or -errno. */
+static ssize_t read_proc(int dir, const char *name, char *buf, size_t size)
 {
-	char path[64];
 	ssize_t n, got = 0;
-	int fd;
+	int fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
 
-	snprintf(path, sizeof(path), "/proc/%d/%s", pid ? (int)pid : (int)getpid(), name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
-	while ((size_t)got < size && (n = read(fd, buf + got, size - got)) > 0)
-		got += n;
+		return errno == ENOENT ? -ESRCH : -errno;
+	while ((size_t)got < size && ((n = read(fd, buf + got, size - got)) > 0 ||
+				      (n < 0 && errno == EINTR)))
+		got += n > 0 ? n : 0;
 	close(fd);
 	return got;
 }
 
-/* "PID: COMMAND LINE" as ps shows it: NULs as spaces, [comm] when it has none. */
-static void put_cmdline(struct maps_state *s)
+/*
+ * "PID: COMMAND LINE" as ps shows it: NULs as spaces, [comm] when it has none.
+ * 0, or -ESRCH once the process has been reaped.
+ */
+static int put_cmdline(struct maps_state *s)
 {
 	char buf[4096];
-	ssize_t n = read_proc(s->pid, "cmdline", buf, sizeof(buf)), i;
+	ssize_t n = read_proc(s->dir, "cmdline", buf, sizeof(buf)), i;
 
+	if (n < 0)
+		return n;
 	for (i = 0; i < n; i++)
 		if (!buf[i])
 			buf[i] = ' ';
 	while (n > 0 && buf[n - 1] == ' ')
 		n--;
-	if (n <= 0) {
-		n = read_proc(s->pid, "comm", buf + 1, sizeof(buf) - 2);
+	if (!n) {
+		n = read_proc(s->dir, "comm", buf + 1, sizeof(buf) - 2);
+		if (n < 0)
+			return n;
 		if (n > 0 && buf[n] == '\n')
 			n--;
-		n = n > 0 ? n : 0;
 		buf[0] = '[';
 		buf[n + 1] = ']';
 		n += 2;
@@ -543,6 +550,7 @@ static void put_cmdline(struct maps_state *s)
 		cli_put_name(stdout, buf, n);
 		putchar('\n');
 	}
+	return 0;
 }
 
 /* One process: its listing (or rollup) on s->f. 0 or -errno. */
@@ -558,7 +566,16 @@ static int maps_one(struct maps_state *s, const struct mmext_maps_opts *mo)
 		return ret;
 	if (s->json)
 		fprintf(s->f, "{\"pid\":%d,", s->pid ? (int)s->pid : (int)getpid());
-	put_cmdline(s);
+	/*
+	 * The handle opened the pid by number: s->dir's process still being there after
+	 * that means both name one process, as a pid is not given to another before its
+	 * process is reaped.
+	 */
+	ret = put_cmdline(s);
+	if (ret) {
+		mmext_maps_close(m);
+		return ret;
+	}
 	if (s->json && s->rollup)
 		fputs("\"rollup\":{", s->f);
 	else if (s->json)
@@ -643,6 +660,7 @@ int cmd_maps(int argc, char **argv)
 	MMEXT_OPTS(mmext_maps_opts, mo);
 	static char obuf[1 << 16], out[OUT_CAP];
 	int c, i, ret, rc = EXIT_OK, many;
+	const char *why;
 	pid_t pid;
 
 	opterr = 0;
@@ -685,14 +703,19 @@ int cmd_maps(int argc, char **argv)
 
 		s = fresh;
 		cli_parse_pid(argv[i], &s.pid);
+		/* The process, not its number: a pid reused meanwhile names another. */
+		s.dir = cli_proc_open(s.pid);
 		/* Each process's object is built apart: it goes in whole or not at all. */
 		if (s.json)
 			s.f = open_memstream(&one, &len);
-		ret = s.f ? maps_one(&s, &mo) : -ENOMEM;
+		ret = s.dir < 0 ? s.dir : s.f ? maps_one(&s, &mo) : -ENOMEM;
 		if (s.json && s.f && fclose(s.f) && !ret)
 			ret = -errno;
+		why = ret ? cli_proc_why(s.dir, ret) : NULL;
 		if (ret)
-			rc = cli_pid_fail("maps", s.pid, ret);
+			rc = cli_pid_fail_why("maps", s.pid, why);
+		if (s.dir >= 0)
+			close(s.dir);
 		if (s.json && i > optind)
 			fputc(',', doc);
 		if (s.json && !ret) {
@@ -700,8 +723,7 @@ int cmd_maps(int argc, char **argv)
 		} else if (s.json && many) {
 			pid = s.pid ? s.pid : getpid();
 			fprintf(doc, "{\"pid\":%d,", (int)pid);
-			cli_put_json_name(doc, "error", cli_pid_why(s.pid, ret),
-					  strlen(cli_pid_why(s.pid, ret)));
+			cli_put_json_name(doc, "error", why, strlen(why));
 			fprintf(doc, ",\"errno\":%d}", -ret);
 		} else if (s.json) {
 			/* One process: its document, or nothing. */

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <getopt.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -38,38 +39,70 @@ int cli_fail(const char *cmd, int err, const char *fmt, ...)
 	return EXIT_RUNTIME;
 }
 
-const char *cli_pid_why(pid_t pid, int err)
+int cli_proc_open(pid_t pid)
 {
 	char path[32];
-	const char *why;
+	int dir;
 
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self");
+	dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	return dir;
+}
+
+/* Whether the process of the directory dir has been reaped. */
+static int proc_gone(int dir)
+{
+	/* Lookups in a reaped process's directory fail, whoever has its pid now. */
+	int fd = openat(dir, "stat", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH;
+	close(fd);
+	return 0;
+}
+
+const char *cli_proc_why(int dir, int err)
+{
 	switch (err) {
 	case -ESRCH:
-		/* The library says -ESRCH for both; /proc tells them apart. */
-		snprintf(path, sizeof(path), "/proc/%d", pid ? (int)pid : (int)getpid());
-		why = access(path, F_OK) ? "no such process"
+		/* The library says -ESRCH for both; the directory tells them apart. */
+		return dir < 0 || proc_gone(dir) ? "no such process"
 			: "no address space (a kernel thread, or a process that has exited)";
-		break;
 	case -EACCES:
 	case -EPERM:
-		why = "permission denied (reading another user's maps needs ptrace access)";
-		break;
+		return "permission denied (reading another user's maps needs ptrace access)";
 	case -EOPNOTSUPP:
-		why = "the ioctl backend needs PROCMAP_QUERY (Linux 6.11+)";
-		break;
+		return "the ioctl backend needs PROCMAP_QUERY (Linux 6.11+)";
 	default:
-		why = strerror(-err);
+		return strerror(-err);
 	}
+}
+
+const char *cli_pid_why(pid_t pid, int err)
+{
+	int dir = err == -ESRCH ? cli_proc_open(pid) : -1;
+	const char *why = cli_proc_why(dir, err);
+
+	if (dir >= 0)
+		close(dir);
 	return why;
+}
+
+int cli_pid_fail_why(const char *cmd, pid_t pid, const char *why)
+{
+	if (pid)
+		return cli_fail(cmd, 0, "%d: %s", (int)pid, why);
+	return cli_fail(cmd, 0, "self: %s", why);
 }
 
 int cli_pid_fail(const char *cmd, pid_t pid, int err)
 {
-	const char *why = cli_pid_why(pid, err);
-
-	if (pid)
-		return cli_fail(cmd, 0, "%d: %s", (int)pid, why);
-	return cli_fail(cmd, 0, "self: %s", why);
+	return cli_pid_fail_why(cmd, pid, cli_pid_why(pid, err));
 }
 
 const char *cli_arg(const char *s)

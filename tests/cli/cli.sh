@@ -276,6 +276,30 @@ check "query -b text of a target that exits meanwhile: exit 1" 'midexit query -b
 check "query --json of a target that exits meanwhile: whole document or nothing" '
 	midexit query --json PID $zeros; nv=5000 whole_or_failed results'
 
+# --- a pid reused while it is read ---
+# reuse replaces the target (pid 300 of a namespace of its own) by another process with
+# its pid as mmext opens the file named: the report must not show the second process,
+# and the first, reaped by then, is no such process.
+echo first > "$tmp/reuse-first"
+echo second > "$tmp/reuse-second"
+reuse() { "$H" reuse "$1" "$tmp/reuse-first" "$tmp/reuse-second" "$M" "${@:2}" > "$tmp/out" 2> "$tmp/err"; rc=$?; }
+reused_gone() {
+	[ $rc = 1 ] || { echo "# exit $rc"; sed 's/^/#   /' "$tmp/err" | head -5; return 1; }
+	! grep -q reuse-second "$tmp/out" || { echo "# the second process's data:"; grep reuse-second "$tmp/out" | cut -c -160 | sed 's/^/#   /'; return 1; }
+	grep -q "^mmext maps: 300: no such process$" "$tmp/err" || { sed 's/^/# stderr: /' "$tmp/err" | head -5; return 1; }
+}
+reuse cmdline maps PID
+if [ $rc = 77 ]; then
+	skp "maps of a pid reused while it is read: one process or none" "needs root for a PID namespace and clone3()'s set_tid, and ptrace"
+else
+	check "maps of a pid reused before its command line is read: exit 1, no such process" 'reused_gone'
+	check "maps --rss of a pid reused before its smaps is read: exit 1, no such process" 'reuse smaps maps --rss PID; reused_gone'
+	check "maps --rollup of a pid reused before its smaps_rollup is read: exit 1, no such process" 'reuse smaps_rollup maps --rollup PID; reused_gone'
+	check "maps --json --rss PID self with PID reused: an error object, self listed, exit 1" '
+		reuse smaps maps --json --rss PID self; reused_gone && [ "$("$H" json -n pid -l processes < "$tmp/out")" = 2 ] &&
+		grep -q "{\"pid\":300,\"error\":\"no such process\",\"errno\":3}" "$tmp/out"'
+fi
+
 # --- processes without an address space: one answer everywhere ---
 "$H" zombie > "$tmp/zombie" & helpers="$helpers $!"
 for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$tmp/zombie" ] && break; sleep 0.1; done

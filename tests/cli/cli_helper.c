@@ -31,17 +31,31 @@
  *       Print "on N shared S": N is what prctl(PR_COW_PTE_GET) says ("-" without the
  *       feature), S is 1 when a child of the helper shares the page tables of 16 MiB
  *       it filled (its VmPTE is below the helper's by the tables' 32 KiB), else 0.
+ *   cli_helper reuse FILE FIRST SECOND CMD [ARGS...]
+ *       In a new PID and mount namespace with its own /proc, start a target that holds
+ *       FIRST (as hold does) with pid 300 and run CMD traced, each argument "PID"
+ *       replaced by 300. When CMD opens the target's FILE (/proc/300/FILE, or FILE
+ *       relative to a descriptor of /proc/300), kill and reap the target and start one
+ *       holding SECOND with pid 300 before the open goes on. Exits as CMD did; 3 when
+ *       CMD never opened FILE, 77 without namespaces, clone3()'s set_tid or ptrace.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -480,6 +494,157 @@ static int cowpte_main(void)
 	return 0;
 }
 
+enum { REUSE_PID = 300 };
+
+/* clone3()'s arguments up to set_tid (Linux 5.5), which older headers lack. */
+struct clone3_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+	uint64_t set_tid, set_tid_size;
+};
+
+/* "cli_helper hold FILE" as pid REUSE_PID; its pid once FILE is mapped, else -1. */
+static pid_t reuse_target(const char *self, const char *file)
+{
+	pid_t want = REUSE_PID, pid;
+	struct clone3_args a = { .exit_signal = SIGCHLD, .set_tid = (uintptr_t)&want,
+				 .set_tid_size = 1 };
+	int fds[2], ready = 0;
+	char c;
+
+	if (pipe(fds))
+		return -1;
+	pid = syscall(SYS_clone3, &a, sizeof(a));
+	if (pid == 0) {
+		char *args[] = { (char *)self, "hold", (char *)file, NULL };
+
+		dup2(fds[1], 1);
+		execv("/proc/self/exe", args);
+		_exit(127);
+	}
+	close(fds[1]);
+	/* hold prints the mapping's address once it has it. */
+	while (pid > 0 && read(fds[0], &c, 1) == 1)
+		if (c == '\n') {
+			ready = 1;
+			break;
+		}
+	close(fds[0]);
+	if (pid > 0 && !ready) {
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return pid;
+}
+
+/* Whether the openat() cmd is entering opens FILE of the target. */
+static int opens_target_file(pid_t cmd, const struct __ptrace_syscall_info *si, const char *file)
+{
+	char path[256], want[64], fdlink[64], link[64];
+	struct iovec local = { path, sizeof(path) - 1 };
+	struct iovec remote = { (void *)(uintptr_t)si->entry.args[1], sizeof(path) - 1 };
+	int dirfd = (int)si->entry.args[0];
+	ssize_t n = process_vm_readv(cmd, &local, 1, &remote, 1, 0);
+
+	if (n <= 0)
+		return 0;
+	path[n] = '\0';
+	snprintf(want, sizeof(want), "/proc/%d/%s", REUSE_PID, file);
+	if (!strcmp(path, want))
+		return 1;
+	if (dirfd == AT_FDCWD || strcmp(path, file))
+		return 0;
+	snprintf(fdlink, sizeof(fdlink), "/proc/%d/fd/%d", (int)cmd, dirfd);
+	n = readlink(fdlink, link, sizeof(link) - 1);
+	link[n > 0 ? n : 0] = '\0';
+	snprintf(want, sizeof(want), "/proc/%d", REUSE_PID);
+	return !strcmp(link, want);
+}
+
+/* The init of the namespace: the first target, then CMD under ptrace until the swap. */
+static int reuse_init(char **argv)
+{
+	const char *file = argv[1];
+	char pidbuf[16], self[4096];
+	pid_t first, second = -1, cmd;
+	int i, status, sig = 0;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		return 2;
+	self[n] = '\0';
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+		return 77;
+	first = reuse_target(self, argv[2]);
+	if (first != REUSE_PID)
+		return first < 0 && (errno == EPERM || errno == ENOSYS) ? 77 : 2;
+	snprintf(pidbuf, sizeof(pidbuf), "%d", REUSE_PID);
+	for (i = 4; argv[i]; i++)
+		if (!strcmp(argv[i], "PID"))
+			argv[i] = pidbuf;
+	cmd = fork();
+	if (cmd == 0) {
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+			_exit(77);
+		execv(argv[4], argv + 4);
+		_exit(127);
+	}
+	/* Stopped after its exec, or gone without one. */
+	if (cmd < 0 || waitpid(cmd, &status, 0) != cmd)
+		return 2;
+	if (!WIFSTOPPED(status))
+		return exit_status(status);
+	ptrace(PTRACE_SETOPTIONS, cmd, NULL, PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL);
+	for (;;) {
+		struct __ptrace_syscall_info si;
+
+		if (ptrace(PTRACE_SYSCALL, cmd, NULL, sig) || waitpid(cmd, &status, 0) != cmd)
+			return 2;
+		if (!WIFSTOPPED(status)) {
+			fprintf(stderr, "reuse: %s never opened %s of pid %d\n", argv[4], file,
+				REUSE_PID);
+			return 3;
+		}
+		sig = WSTOPSIG(status) == (SIGTRAP | 0x80) ? 0 : WSTOPSIG(status);
+		if (sig || ptrace(PTRACE_GET_SYSCALL_INFO, cmd, sizeof(si), &si) <= 0 ||
+		    si.op != PTRACE_SYSCALL_INFO_ENTRY || si.entry.nr != SYS_openat ||
+		    !opens_target_file(cmd, &si, file))
+			continue;
+		kill(first, SIGKILL);
+		waitpid(first, NULL, 0);
+		second = reuse_target(self, argv[3]);
+		/* Untraced from here: sanitizers' leak checks refuse to run under ptrace. */
+		ptrace(PTRACE_DETACH, cmd, NULL, 0);
+		break;
+	}
+	if (waitpid(cmd, &status, 0) != cmd)
+		return 2;
+	if (second != REUSE_PID) {
+		fprintf(stderr, "reuse: the second target got pid %d\n", (int)second);
+		return 2;
+	}
+	kill(second, SIGKILL);
+	waitpid(second, NULL, 0);
+	return exit_status(status);
+}
+
+static int reuse_main(int argc, char **argv)
+{
+	int status;
+	pid_t init;
+
+	if (argc < 5)
+		return 2;
+	if (unshare(CLONE_NEWPID | CLONE_NEWNS))
+		return 77;
+	init = fork();
+	if (init == 0)
+		_exit(reuse_init(argv));
+	if (init < 0 || waitpid(init, &status, 0) != init)
+		return 2;
+	return exit_status(status);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "json"))
@@ -498,8 +663,10 @@ int main(int argc, char **argv)
 		return closedpipe_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "cowpte"))
 		return cowpte_main();
+	if (argc > 1 && !strcmp(argv[1], "reuse"))
+		return reuse_main(argc - 1, argv + 1);
 	fprintf(stderr, "usage: cli_helper json [-n KEY]... [-l KEY] | asuser UID CMD... | "
 		"midexit NVMAS CMD... | zombie | dirty NPAGES | hold FILE... | closedpipe CMD... | "
-		"cowpte\n");
+		"cowpte | reuse FILE FIRST SECOND CMD...\n");
 	return 2;
 }
