@@ -36,7 +36,7 @@ static const char usage_text[] =
 	"user of PID loses its state), and a write between a read and the next clear can\n"
 	"be missed. userfaultfd cannot watch another process.\n"
 	"  -t, --pid PID      watch process PID (soft-dirty; no writer thread)\n"
-	"  -b, --backend B    auto (default), pagemap_scan, soft_dirty or mprotect\n"
+	"  -b, --backend B    auto (default), pagemap_scan or soft_dirty\n"
 	"  -p, --pages N      pages to watch (default 256)\n"
 	"  -i, --interval MS  milliseconds between reports (default 100)\n"
 	"  -c, --count N      number of reports (default 10)\n"
@@ -151,13 +151,18 @@ static long report(struct mmext_ww *ww, struct writer *w, void **pages, unsigned
 	return n;
 }
 
+/* The backends the library provides: MMEXT_WW_MPROTECT is a name it always refuses. */
+static const uint32_t ww_backends[] = {
+	MMEXT_WW_AUTO, MMEXT_WW_PAGEMAP_SCAN, MMEXT_WW_SOFT_DIRTY,
+};
+
 static int parse_ww_backend(const char *s, uint32_t *b)
 {
-	int i;
+	size_t i;
 
-	for (i = MMEXT_WW_AUTO; i <= MMEXT_WW_MPROTECT; i++) {
-		if (!strcmp(s, mmext_ww_backend_name(i))) {
-			*b = i;
+	for (i = 0; i < sizeof(ww_backends) / sizeof(ww_backends[0]); i++) {
+		if (!strcmp(s, mmext_ww_backend_name(ww_backends[i]))) {
+			*b = ww_backends[i];
 			return 0;
 		}
 	}
@@ -381,9 +386,13 @@ int cmd_watch(int argc, char **argv)
 				return cli_usage("watch", "bad PID %s", cli_arg(optarg));
 			break;
 		case 'b':
+			if (!strcmp(optarg, mmext_ww_backend_name(MMEXT_WW_MPROTECT)))
+				return cli_usage("watch", "backend %s is not provided by libmmext, "
+						 "which installs no signal handler (auto, "
+						 "pagemap_scan, soft_dirty)", optarg);
 			if (parse_ww_backend(optarg, &wo.backend))
 				return cli_usage("watch", "bad backend %s (auto, pagemap_scan, "
-						 "soft_dirty, mprotect)", cli_arg(optarg));
+						 "soft_dirty)", cli_arg(optarg));
 			break;
 		case 'p': dst = &npages; break;
 		case 'i': dst = &interval; hi = 60000; break;
@@ -441,8 +450,7 @@ int cmd_watch(int argc, char **argv)
 	if (ret) {
 		struct mmext_feature_status st = { .detail = "" };
 
-		if (ret == -EOPNOTSUPP && wo.backend != MMEXT_WW_MPROTECT &&
-		    wo.backend != MMEXT_WW_AUTO)
+		if (ret == -EOPNOTSUPP && wo.backend != MMEXT_WW_AUTO)
 			mmext_probe(ww_feature[wo.backend], &st);
 		cli_fail("watch", ret, "cannot watch with backend %s",
 			 mmext_ww_backend_name(wo.backend));

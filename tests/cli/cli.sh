@@ -61,6 +61,7 @@ check "completion: run's options, then a command, then files" '
 check "completion: a command from its prefix, after help too" '[ "$(complete_words ma)" = "maps " ] && [ "$(complete_words help w)" = "watch " ]'
 check "completion: a command's options from its --help" '[ "$(complete_words maps --ro)" = "--rollup " ] && [ "$(complete_words watch --pa)" = "--pages --pattern " ]'
 check "completion: backends per command" '[ "$(complete_words maps --backend "")" = "auto ioctl text " ] && [ "$(complete_words watch -b p)" = "pagemap_scan " ]'
+check "completion: watch offers only the backends the library provides" '[ "$(complete_words watch --backend "")" = "auto pagemap_scan soft_dirty " ]'
 check "completion: PIDs and self" 'complete_words maps "" | grep -qw "$target" && [ "$(complete_words query se)" = "self " ]'
 check "mmext without arguments is a usage error" 'run 2 && grep -q "^Usage: mmext" "$tmp/err"'
 check "unknown subcommand is a usage error" 'usage_err no-such-command'
@@ -430,8 +431,9 @@ check "an unknown command is echoed escaped" 'usage_err $'"'"'\e]0;x\a'"'"' && !
 # --- watch ---
 w="-c 3 -i 20 -p 64"
 check "watch (default backend) reports every written page" 'run 0 watch $w && grep -q "missed 0, extra 0$" "$tmp/out"'
-check "watch -b mprotect: exit 1, the library refuses it, nothing on stdout" '
-	run 1 watch -b mprotect $w && grep -q "cannot watch with backend mprotect" "$tmp/err" && [ ! -s "$tmp/out" ]'
+check "watch --help offers no mprotect backend" 'run 0 watch --help && ! grep -q mprotect "$tmp/out"'
+check "watch -b mprotect is a usage error that says the library has no such backend" '
+	usage_err watch -b mprotect $w && grep -q "backend mprotect is not provided by libmmext" "$tmp/err"'
 for b in pagemap_scan:writewatch soft_dirty:soft_dirty; do
 	back=${b%%:*} feat=${b##*:}
 	# soft-dirty's reset may lose a write made meanwhile (mmext_ww(3)): nothing extra.
