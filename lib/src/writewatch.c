@@ -118,6 +118,7 @@ static int scan_range(struct mmext_ww *w, uintptr_t a, uintptr_t e, bool wp,
 		/* Only "is anything written?": max_pages 0 would mean no limit. */
 		memset(&arg, 0, sizeof(arg));
 		arg.size = sizeof(arg);
+		arg.flags = PM_SCAN_CHECK_WPASYNC;
 		arg.start = a;
 		arg.end = e;
 		arg.vec = (uintptr_t)reg;

@@ -872,6 +872,31 @@ TEST(replaced_memory_is_left_alone)
 		SKIP(return, "no backend can watch here");
 }
 
+/*
+ * "Is anything written?" on memory the watch did not arm fails as a full get does,
+ * rather than calling the new mapping's pages written.
+ */
+TEST(zero_capacity_get_on_replaced_memory_fails)
+{
+	size_t psz = t_psz(), count = 0;
+	struct mmext_ww *w;
+	char *p, *q;
+
+	REQUIRE_FEATURE(MMEXT_FEAT_WRITEWATCH);
+	p = t_map(8 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, open_watch(p, 8 * psz, MMEXT_WW_PAGEMAP_SCAN, &w));
+	ASSERT_EQ(0, munmap(p, 8 * psz));
+	q = mmap(p, 8 * psz, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	ASSERT_EQ(p, q);
+	q[0] = 1;
+	EXPECT_EQ(-EPERM, mmext_ww_get(w, p, 8 * psz, 0, NULL, &count));
+	EXPECT_EQ(0, count);
+	mmext_ww_close(w);
+	munmap(p, 8 * psz);
+}
+
 /* The mprotect backend is reserved: asking for it fails and changes nothing. */
 TEST(mprotect_backend_is_refused)
 {
