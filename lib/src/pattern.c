@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -217,11 +218,19 @@ fail:
 static int emulated_map(const struct pattern_req *r, void **addr)
 {
 	size_t psz = mmext__page_size(), tile = r->tile_pages * psz, off, n;
+	struct rlimit rl;
 	char *base;
 	int fd, ret = 0;
 
 	if (tile > r->len)
 		tile = r->len;
+	/* A memfd grown past RLIMIT_FSIZE raises SIGXFSZ, which kills by default. */
+	if (!getrlimit(RLIMIT_FSIZE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < tile) {
+		tile = rl.rlim_cur & ~(rlim_t)(psz - 1);
+		if (!tile)
+			return -EFBIG;
+	}
 	fd = pattern_memfd(r, tile);
 	if (fd < 0)
 		return fd;

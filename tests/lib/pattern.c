@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
+#include <sys/resource.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -457,6 +458,42 @@ TEST(emulated_vma_count_follows_tiles)
 	EXPECT_EQ(3, vmas);	/* 4 + 4 + 2 pages */
 	mmext_maps_close(m);
 	mmext_pattern_unmap(p);
+}
+
+/*
+ * Under an RLIMIT_FSIZE below the tile the emulation maps smaller tiles, and below
+ * a page it fails: the kernel's SIGXFSZ for a memfd past the limit kills by default.
+ */
+static int child_maps_under_fsize_limit(void *arg)
+{
+	MMEXT_OPTS(mmext_pattern_opts, o, .backend = MMEXT_PATTERN_EMULATED);
+	struct rlimit rl = { .rlim_cur = 1 << 20, .rlim_max = RLIM_INFINITY };
+	size_t psz = t_psz(), len = 8 << 20, i;
+	struct mmext_pattern *p;
+	char *a;
+
+	(void)arg;
+	if (setrlimit(RLIMIT_FSIZE, &rl) || mmext_pattern_map(pat8, 8, len, &o, &p))
+		return 1;
+	a = mmext_pattern_addr(p);
+	for (i = 0; i < len; i += psz)
+		if (memcmp(a + i, pat8, 8))
+			return 2;
+	mmext_pattern_unmap(p);
+	rl.rlim_cur = psz - 1;
+	if (setrlimit(RLIMIT_FSIZE, &rl) || mmext_pattern_map(pat8, 8, len, &o, &p) != -EFBIG)
+		return 3;
+	return 0;
+}
+
+TEST(emulated_respects_file_size_limit)
+{
+	int status = t_child_status(child_maps_under_fsize_limit, NULL);
+
+	ASSERT_NE(-1, status);
+	EXPECT_FALSE(WIFSIGNALED(status)) TH_LOG("killed by signal %d", WTERMSIG(status));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("child status %#x", status);
 }
 
 TEST(full_page_pattern)

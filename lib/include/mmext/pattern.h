@@ -59,6 +59,9 @@
  *           - one VMA per tile: len / (tile_pages * page size) VMAs, counted against
  *             vm.max_map_count (65530 by default): larger tiles, fewer VMAs;
  *           - maps shows the tiles as /memfd:mmext-pattern (deleted);
+ *           - the memfd is a file: under an RLIMIT_FSIZE below the tile, tiles
+ *             shrink to the limit (more VMAs); below one page the map fails with
+ *             -EFBIG rather than let the kernel raise SIGXFSZ;
  *           - munmap() of part of the range is fine; mremap() keeps the semantics;
  *           - mapped with MAP_NORESERVE: clean pages are not counted as committed
  *             memory (Committed_AS); a written page is allocated when written,
@@ -114,6 +117,7 @@ struct mmext_pattern;
  *               build, or a seccomp filter answers ENOSYS)
  *  -EPERM, -EACCES  forced KERNEL backend refused by a seccomp filter or an LSM
  *  -ENOMEM      out of memory or address space, or vm.max_map_count reached
+ *  -EFBIG       EMULATED needed but RLIMIT_FSIZE is below one page
  */
 MMEXT_API int mmext_pattern_map(const void *pattern, size_t pattern_len, size_t len,
 				const struct mmext_pattern_opts *opts,
