@@ -171,12 +171,15 @@ static int scan_range(struct mmext_ww *w, uintptr_t a, uintptr_t e, bool wp,
 	return 0;
 }
 
+static int range_has_hugetlb(uintptr_t a, uintptr_t e);
+
 static int pms_open(struct mmext_ww *w)
 {
 	struct uffdio_register reg = {
 		.range = { .start = w->start, .len = w->end - w->start },
 		.mode = UFFDIO_REGISTER_MODE_WP,
 	};
+	int ret;
 
 	if (!mmext__have(MMEXT_FEAT_WRITEWATCH))
 		return -EOPNOTSUPP;
@@ -184,11 +187,20 @@ static int pms_open(struct mmext_ww *w)
 	if (w->uffd < 0)
 		return w->uffd;
 	/*
-	 * The range is checked and mapped: EINVAL is memory userfaultfd cannot
-	 * write-protect (a reference-page mapping), which this backend cannot watch.
+	 * The range is checked and mapped: EINVAL is hugetlb memory the range does not
+	 * cover in whole huge pages, refused as all hugetlb memory is, or memory
+	 * userfaultfd cannot write-protect (a reference-page mapping), which this backend
+	 * cannot watch.
 	 */
-	if (ioctl(w->uffd, UFFDIO_REGISTER, &reg))
-		return errno == EINVAL ? -EOPNOTSUPP : -errno;
+	if (ioctl(w->uffd, UFFDIO_REGISTER, &reg)) {
+		if (errno != EINVAL)
+			return -errno;
+		ret = range_has_hugetlb(w->start, w->end);
+		if (ret < 0)
+			return ret;
+		w->hugetlb = ret;
+		return ret ? -EINVAL : -EOPNOTSUPP;
+	}
 	/*
 	 * The kernel offers no zeropage ioctl on a range with hugetlb memory, whose huge
 	 * pages it can only re-protect whole: a get with fewer slots than a huge page has

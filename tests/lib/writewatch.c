@@ -1087,6 +1087,22 @@ TEST_F(hugetlb, range_ending_in_hugetlb_is_refused)
 	munmap(before, psz);
 }
 
+/* A range inside hugetlb memory but not aligned to its huge pages: the same -EINVAL. */
+TEST_F(hugetlb, unaligned_range_in_hugetlb_is_refused)
+{
+	int backends[] = { MMEXT_WW_AUTO, MMEXT_WW_PAGEMAP_SCAN }, b, ret;
+	size_t psz = t_psz();
+	struct mmext_ww *w;
+
+	REQUIRE_FEATURE(MMEXT_FEAT_WRITEWATCH);
+	for (b = 0; b < (int)ARRAY_SIZE(backends); b++) {
+		ret = open_watch(self->p + psz, psz, backends[b], &w);
+		EXPECT_EQ(-EINVAL, ret) TH_LOG("%s", mmext_ww_backend_name(backends[b]));
+		if (!ret)
+			mmext_ww_close(w);
+	}
+}
+
 /*
  * A fork child's copy of a PAGEMAP_SCAN watch's userfaultfd must not keep the
  * parent's range registered once the parent closed the watch.
