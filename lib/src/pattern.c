@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -15,11 +17,21 @@
 
 #define DEFAULT_TILE_PAGES 512
 
+/*
+ * Which file backs the pattern, and at what offset: how a VMA in the range is told
+ * from memory mapped there after part of the range was unmapped or moved away.
+ */
+struct pattern_id {
+	uint64_t dev, ino;
+	size_t tile;		/* EMULATED: bytes per tile, the memfd's size; 0 for KERNEL */
+};
+
 struct mmext_pattern {
 	void *addr;
 	size_t len;
 	int backend;
 	pid_t owner;
+	struct pattern_id id;
 };
 
 struct pattern_req {
@@ -34,8 +46,20 @@ struct pattern_req {
 struct pattern_backend {
 	int id;
 	bool exec;	/* can map PROT_EXEC */
-	int (*map)(const struct pattern_req *r, void **addr);
+	int (*map)(const struct pattern_req *r, void **addr, struct pattern_id *id);
 };
+
+static int id_of(int fd, size_t tile, struct pattern_id *id)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	id->dev = st.st_dev;
+	id->ino = st.st_ino;
+	id->tile = tile;
+	return 0;
+}
 
 /*
  * A new reference page of the pattern: an O_CLOEXEC fd, or -errno. -EOPNOTSUPP also
@@ -166,7 +190,7 @@ static void cache_put(struct refpage_slot *s)
 }
 
 /* The pattern's reference page (cached unless NOCACHE), mapped privately. */
-static int kernel_map(const struct pattern_req *r, void **addr)
+static int kernel_map(const struct pattern_req *r, void **addr, struct pattern_id *id)
 {
 	struct refpage_slot *s = NULL;
 	void *p;
@@ -176,8 +200,10 @@ static int kernel_map(const struct pattern_req *r, void **addr)
 	if (fd < 0)
 		return fd;
 	/* The mapping holds the reference page for as long as it lives. */
-	p = mmap(NULL, r->len, r->prot, MAP_PRIVATE, fd, 0);
-	ret = p == MAP_FAILED ? -errno : 0;
+	ret = id_of(fd, 0, id);
+	p = ret ? MAP_FAILED : mmap(NULL, r->len, r->prot, MAP_PRIVATE, fd, 0);
+	if (!ret && p == MAP_FAILED)
+		ret = -errno;
 	if (s)
 		cache_put(s);
 	else
@@ -215,7 +241,7 @@ fail:
 	return ret;
 }
 
-static int emulated_map(const struct pattern_req *r, void **addr)
+static int emulated_map(const struct pattern_req *r, void **addr, struct pattern_id *id)
 {
 	size_t psz = mmext__page_size(), tile = r->tile_pages * psz, off, n;
 	struct rlimit rl;
@@ -234,6 +260,9 @@ static int emulated_map(const struct pattern_req *r, void **addr)
 	fd = pattern_memfd(r, tile);
 	if (fd < 0)
 		return fd;
+	ret = id_of(fd, tile, id);
+	if (ret)
+		goto out;
 	/* Reserve the whole range first so the tiles land contiguously. */
 	base = mmap(NULL, r->len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (base == MAP_FAILED) {
@@ -285,6 +314,7 @@ MMEXT_API int mmext_pattern_map(const void *pattern, size_t pattern_len, size_t 
 	size_t psz = mmext__page_size(), i;
 	struct pattern_req r;
 	struct mmext_pattern *p;
+	struct pattern_id id;
 	void *addr = NULL;
 	int ret;
 
@@ -316,7 +346,7 @@ MMEXT_API int mmext_pattern_map(const void *pattern, size_t pattern_len, size_t 
 			continue;
 		if (r.prot & PROT_EXEC && !backends[i].exec)
 			continue;
-		ret = backends[i].map(&r, &addr);
+		ret = backends[i].map(&r, &addr, &id);
 		if (!try_next(ret) || backend != MMEXT_PATTERN_AUTO)
 			break;
 	}
@@ -328,15 +358,85 @@ MMEXT_API int mmext_pattern_map(const void *pattern, size_t pattern_len, size_t 
 	p->len = r.len;
 	p->backend = backends[i].id;
 	p->owner = mmext__getpid();
+	p->id = id;
 	*out = p;
 	return 0;
+}
+
+/* Whether [s, e) of VMA v is still p's mapping: its file, at its offset, one tile. */
+static bool vma_is_pattern(const struct mmext_pattern *p, const struct mmext_vma *v,
+			   uintptr_t s, uintptr_t e)
+{
+	uintptr_t rel = s - (uintptr_t)p->addr;
+	uint64_t off = v->offset + (s - v->start);
+
+	if (v->dev_major != major(p->id.dev) || v->dev_minor != minor(p->id.dev) ||
+	    v->inode != p->id.ino)
+		return false;
+	if (!p->id.tile)
+		return off == rel;
+	return off == rel % p->id.tile && rel / p->id.tile ==
+	       (e - 1 - (uintptr_t)p->addr) / p->id.tile;
+}
+
+/*
+ * Apply fn to the parts of [a, e) that are still p's mapping, skipping memory mapped
+ * there since part of the range was unmapped or moved. 0 when all of [a, e) was p's,
+ * -ENOMEM when some was not (the rest done), or the -errno of reading the maps or of
+ * fn (nothing more done).
+ */
+static int each_own_part(struct mmext_pattern *p, uintptr_t a, uintptr_t e,
+			 int (*fn)(uintptr_t, size_t))
+{
+	struct mmext_maps *m;
+	struct mmext_vma v;
+	uintptr_t s, t;
+	int ret, skipped = 0;
+
+	ret = mmext_maps_open(0, NULL, &m);
+	if (ret)
+		return ret;
+	while (a < e) {
+		ret = mmext_maps_find(m, a, MMEXT_FIND_NEXT, &v);
+		if (ret == -ENOENT || (!ret && v.start >= e)) {
+			skipped = 1;
+			ret = 0;
+			break;
+		}
+		if (ret)
+			break;
+		s = v.start > a ? v.start : a;
+		t = v.end < e ? v.end : e;
+		skipped |= s > a;
+		if (vma_is_pattern(p, &v, s, t))
+			ret = fn(s, t - s);
+		else
+			skipped = 1;
+		if (ret)
+			break;
+		a = t;
+	}
+	mmext_maps_close(m);
+	return ret ? ret : skipped ? -ENOMEM : 0;
+}
+
+static int unmap_part(uintptr_t a, size_t len)
+{
+	return munmap((void *)a, len) ? -errno : 0;
+}
+
+/* On a private file mapping this drops the private copies: the file shows again. */
+static int reset_part(uintptr_t a, size_t len)
+{
+	return madvise((void *)a, len, MADV_DONTNEED) ? -errno : 0;
 }
 
 MMEXT_API void mmext_pattern_unmap(struct mmext_pattern *p)
 {
 	if (!p)
 		return;
-	munmap(p->addr, p->len);
+	/* In a fork child the range is the child's copy, where the same test holds. */
+	each_own_part(p, (uintptr_t)p->addr, (uintptr_t)p->addr + p->len, unmap_part);
 	free(p);
 }
 
@@ -377,6 +477,5 @@ MMEXT_API int mmext_pattern_reset(struct mmext_pattern *p, void *addr, size_t le
 		return ret;
 	if ((uintptr_t)addr < (uintptr_t)p->addr || end > (uintptr_t)p->addr + p->len)
 		return -EINVAL;
-	/* On a private file mapping this drops the private copies: the file shows again. */
-	return madvise(addr, end - (uintptr_t)addr, MADV_DONTNEED) ? -errno : 0;
+	return each_own_part(p, (uintptr_t)addr, end, reset_part);
 }

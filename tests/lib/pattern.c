@@ -106,6 +106,50 @@ FIXTURE_TEARDOWN(pattern)
 	mmext_pattern_unmap(self->p);
 }
 
+/*
+ * Parts unmapped or moved away are no longer the handle's: a reset or unmap leaves
+ * alone what is mapped there since, and still acts on the parts left in place.
+ */
+TEST_F(pattern, reset_and_unmap_skip_memory_mapped_since)
+{
+	size_t psz = self->psz;
+	unsigned char *a = self->addr, *moved, *hole, *old, *spot;
+
+	a[0] = 7;
+	a[12 * psz] = 7;
+	hole = a + 4 * psz;
+	ASSERT_EQ(0, munmap(hole, 4 * psz));
+	ASSERT_EQ(hole, mmap(hole, 4 * psz, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0));
+	strcpy((char *)hole, "kept");
+	spot = (unsigned char *)t_hole(2 * psz);
+	ASSERT_NE(NULL, spot);
+	old = a + 8 * psz;
+	moved = mremap(old, 2 * psz, 2 * psz, MREMAP_MAYMOVE | MREMAP_FIXED, spot);
+	ASSERT_EQ(spot, moved);
+	ASSERT_EQ(old, mmap(old, 2 * psz, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0));
+	strcpy((char *)old, "kept");
+
+	EXPECT_EQ(-ENOMEM, mmext_pattern_reset(self->p, a, self->len));
+	EXPECT_STREQ("kept", (char *)hole);
+	EXPECT_STREQ("kept", (char *)old);
+	EXPECT_TRUE(is_pattern(a, 4 * psz, pat8, sizeof(pat8)));
+	EXPECT_TRUE(is_pattern(a + 10 * psz, 6 * psz, pat8, sizeof(pat8)));
+	EXPECT_TRUE(is_pattern(moved, 2 * psz, pat8, sizeof(pat8)));
+
+	mmext_pattern_unmap(self->p);
+	self->p = NULL;
+	EXPECT_STREQ("kept", (char *)hole);
+	EXPECT_STREQ("kept", (char *)old);
+	EXPECT_EQ(-1, msync(a, psz, MS_ASYNC));
+	EXPECT_EQ(-1, msync(a + 10 * psz, 6 * psz, MS_ASYNC));
+	EXPECT_EQ(0, msync(moved, 2 * psz, MS_ASYNC));
+	munmap(hole, 4 * psz);
+	munmap(old, 2 * psz);
+	munmap(moved, 2 * psz);
+}
+
 TEST_F(pattern, backend_is_reported)
 {
 	int b = mmext_pattern_backend(self->p);

@@ -62,7 +62,7 @@
  *           - the memfd is a file: under an RLIMIT_FSIZE below the tile, tiles
  *             shrink to the limit (more VMAs); below one page the map fails with
  *             -EFBIG rather than let the kernel raise SIGXFSZ;
- *           - munmap() of part of the range is fine; mremap() keeps the semantics;
+ *           - munmap() or mremap() of part of the range: see mmext_pattern_unmap();
  *           - mapped with MAP_NORESERVE: clean pages are not counted as committed
  *             memory (Committed_AS); a written page is allocated when written,
  *             as for anonymous memory under overcommit.
@@ -123,7 +123,16 @@ MMEXT_API int mmext_pattern_map(const void *pattern, size_t pattern_len, size_t 
 				const struct mmext_pattern_opts *opts,
 				struct mmext_pattern **out);
 
-/* Unmap the whole range and free the handle. NULL is allowed. */
+/*
+ * Unmap the range and free the handle. NULL is allowed. Parts of the range the caller
+ * unmapped or moved away (mremap(), which keeps the semantics; the moved part is the
+ * caller's to unmap) are no longer the handle's: this and mmext_pattern_reset() act
+ * only on the parts still mapped as the pattern (same file, same offset, checked in
+ * /proc/self/maps) and leave memory mapped there since alone. Limits: another mapping
+ * of the same cached reference page placed at the very start of the range passes
+ * that check, and memory mapped into the range by another thread during the call
+ * may be acted on. When /proc/self/maps cannot be read, the whole range stays mapped.
+ */
 MMEXT_API void mmext_pattern_unmap(struct mmext_pattern *p);
 
 /* Start of the mapping and its length in bytes (a page multiple). */
@@ -136,7 +145,9 @@ MMEXT_API int mmext_pattern_backend(const struct mmext_pattern *p);
 /*
  * Return [addr, addr + len) (inside the mapping) to the pattern: MADV_DONTNEED.
  * Returns 0, -EINVAL for a range outside the mapping or unaligned, -EFAULT for a
- * NULL p, or -ECHILD in a process other than the one that mapped it.
+ * NULL p, -ECHILD in a process other than the one that mapped it, -ENOMEM when part
+ * of the range is no longer the pattern's mapping (see mmext_pattern_unmap(); the
+ * rest is reset), or the -errno of reading /proc/self/maps (nothing reset).
  */
 MMEXT_API int mmext_pattern_reset(struct mmext_pattern *p, void *addr, size_t len);
 
