@@ -32,11 +32,11 @@ size_t mmext__page_size(void);
 pid_t mmext__getpid(void);
 
 /*
- * A lock with no fork handler: the word holds the holder's pid (shifted left, the low
- * bit says someone waits). A pid other than ours can only be an ancestor's, left by a
- * thread that is not in this process: a fork() child takes that lock over.
- * mmext__lock() returns true when it did, and what the lock guards may be half-updated.
- * Not recursive, not for signal handlers.
+ * A lock with no fork handler: *lock, a static word of the caller's, says whether it
+ * is held; the futex word is in a page that every fork child gets zeroed, so a child
+ * never waits for a lock that a thread of its parent held, however the pids compare.
+ * mmext__lock() returns true when such a thread held it: what the lock guards may be
+ * half-updated. Not recursive, not for signal handlers.
  */
 bool mmext__lock(int *lock);
 void mmext__unlock(int *lock);

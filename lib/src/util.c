@@ -52,39 +52,54 @@ size_t mmext__page_size(void)
 }
 
 /*
- * The pid lives in a page the kernel empties in every child, whatever made it (fork(),
- * _Fork(), clone() without CLONE_VM), so a zero there means "look it up again". Mapped
- * when the library loads, not at first use, so that it never lands in a hole a caller
- * has just made. NULL where it cannot be had (before Linux 4.14): getpid() every time.
+ * The pid and the lock words live in a page the kernel empties in every child, whatever
+ * made it (fork(), _Fork(), clone() without CLONE_VM): a zero pid means "look it up
+ * again", and a child finds every lock free, however its pid compares with its
+ * ancestors' (reused, or 1 in a new pid namespace). A vfork() or posix_spawn() child
+ * and a CLONE_VM clone share the page, like threads: such a child shares the locks
+ * (private futexes are keyed by the memory) and counts as its parent for handles.
+ *
+ * The page is one of the library's own bss, not a mapping of its own: dlclose() unmaps
+ * it with the library, and no destructor is needed (one at exit() could pull the page
+ * from under a call in progress in another thread). Picked from an area big enough to
+ * hold an aligned page of up to 64 KiB; bss pages are anonymous, as madvise() needs.
+ * Set up when the library loads. NULL where it cannot be had (before Linux 4.14):
+ * getpid() every time, and locks tagged with the holder's pid.
  */
-static pid_t *pid_page;
+#define WIPE_MAX_PAGE	65536
+static char wipe_area[2 * WIPE_MAX_PAGE - 4096] __attribute__((aligned(4096)));
 
-__attribute__((constructor)) static void pid_page_init(void)
+#define LOCK_SLOTS	8	/* more than the library's locks */
+
+struct wipe_page {
+	pid_t pid;
+	int lock[LOCK_SLOTS];	/* futex words, see mmext__lock() */
+};
+static struct wipe_page *wipe;
+
+__attribute__((constructor)) static void wipe_init(void)
 {
 	size_t psz = mmext__page_size();
-	pid_t *p = mmap(NULL, psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uintptr_t p = ((uintptr_t)wipe_area + psz - 1) & ~(psz - 1);
 
-	if (p == MAP_FAILED)
+	if (p + psz > (uintptr_t)wipe_area + sizeof(wipe_area) ||
+	    madvise((void *)p, psz, MADV_WIPEONFORK))
 		return;
-	if (madvise(p, psz, MADV_WIPEONFORK)) {
-		munmap(p, psz);
-		return;
-	}
-	*p = getpid();
-	pid_page = p;
+	wipe = (struct wipe_page *)p;
+	wipe->pid = getpid();
 }
 
 pid_t mmext__getpid(void)
 {
 	pid_t pid;
 
-	if (!pid_page)
+	if (!wipe)
 		return getpid();
 	/* Every thread of a process stores the same value. */
-	pid = __atomic_load_n(pid_page, __ATOMIC_RELAXED);
+	pid = __atomic_load_n(&wipe->pid, __ATOMIC_RELAXED);
 	if (!pid) {
 		pid = getpid();
-		__atomic_store_n(pid_page, pid, __ATOMIC_RELAXED);
+		__atomic_store_n(&wipe->pid, pid, __ATOMIC_RELAXED);
 	}
 	return pid;
 }
@@ -94,30 +109,65 @@ static void futex(int *word, int op, int val)
 	syscall(SYS_futex, word, op, val, NULL, NULL, 0);
 }
 
+/*
+ * A lock's futex word is a slot of the wipe page, given out at first use; the caller's
+ * own word says whether a thread of this process or of an ancestor holds the lock. Not
+ * emptied at fork: a holder clears it before letting go, so finding it set on taking the
+ * lock means the holder was a thread that did not come along into this process. Without
+ * the wipe page the futex word is a static one tagged with the holder's pid, and a word
+ * left tagged with another pid is an ancestor's.
+ */
+static int *slot_owner[LOCK_SLOTS];
+static int pid_lock[LOCK_SLOTS];
+
+static int *futex_word(int *lock)
+{
+	int *cur;
+	size_t i;
+
+	for (i = 0; i < LOCK_SLOTS; i++) {
+		cur = __atomic_load_n(&slot_owner[i], __ATOMIC_ACQUIRE);
+		if (!cur && __atomic_compare_exchange_n(&slot_owner[i], &cur, lock, false,
+							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			cur = lock;
+		if (cur == lock)
+			return wipe ? &wipe->lock[i] : &pid_lock[i];
+	}
+	abort();	/* LOCK_SLOTS is too small for the library's locks */
+}
+
 bool mmext__lock(int *lock)
 {
-	int me = (int)mmext__getpid() << 1, want = me, cur = 0;
+	int *word = futex_word(lock);
+	int me = wipe ? 2 : (int)getpid() << 1, want = me, cur = 0;
+	bool taken_over;
 
 	for (;;) {
-		if (__atomic_compare_exchange_n(lock, &cur, want, false, __ATOMIC_ACQUIRE,
+		if (__atomic_compare_exchange_n(word, &cur, want, false, __ATOMIC_ACQUIRE,
 						__ATOMIC_RELAXED))
-			return cur != 0;
+			break;
 		if ((cur & ~1) != me)
 			continue;	/* free again, or an ancestor's: cur is what to replace */
-		if (!(cur & 1) && !__atomic_compare_exchange_n(lock, &cur, cur | 1, false,
+		if (!(cur & 1) && !__atomic_compare_exchange_n(word, &cur, cur | 1, false,
 							       __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			continue;
-		futex(lock, FUTEX_WAIT_PRIVATE, me | 1);
+		futex(word, FUTEX_WAIT_PRIVATE, me | 1);
 		/* Others may still wait: whoever gets it now wakes the next one. */
 		want = me | 1;
 		cur = 0;
 	}
+	taken_over = *lock || (cur & ~1);
+	*lock = 1;
+	return taken_over;
 }
 
 void mmext__unlock(int *lock)
 {
-	if (__atomic_exchange_n(lock, 0, __ATOMIC_RELEASE) & 1)
-		futex(lock, FUTEX_WAKE_PRIVATE, 1);
+	int *word = futex_word(lock);
+
+	*lock = 0;
+	if (__atomic_exchange_n(word, 0, __ATOMIC_RELEASE) & 1)
+		futex(word, FUTEX_WAKE_PRIVATE, 1);
 }
 
 int mmext__range(const void *addr, size_t len, uintptr_t *endp)

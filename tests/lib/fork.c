@@ -192,4 +192,208 @@ TEST(fork_while_an_mmext_fork_is_stuck)
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
 }
 
+/* A probe of COW page tables: with its marker blocking, it holds the probe lock. */
+static void probe_cow_pte(void)
+{
+	struct mmext_feature_status st;
+
+	mmext_probe(MMEXT_FEAT_COW_PTE, &st);
+}
+
+static void exit_hung(int sig)
+{
+	(void)sig;
+	syscall(SYS_exit_group, T_NOT_STUCK + 1);	/* an init ignores SIGALRM's default */
+}
+
+/* Takes the probe lock: 0, or exits with T_NOT_STUCK + 1 after 3 s. */
+static int take_probe_lock(void)
+{
+	signal(SIGALRM, exit_hung);
+	alarm(3);
+	mmext_probe_reset();
+	return 0;
+}
+
+/* Wait status of a child that takes the probe lock, made by clone() with flags. */
+static int clone_taking_lock(unsigned long flags)
+{
+	int status;
+	pid_t pid = syscall(SYS_clone, flags | SIGCHLD, 0, 0, 0, 0);
+
+	if (pid < 0)
+		return -1;
+	if (!pid)
+		syscall(SYS_exit_group, take_probe_lock());
+	return waitpid(pid, &status, 0) == pid ? status : -1;
+}
+
+/*
+ * In pid 1 of a new pid namespace, with a thread stuck holding the probe lock: a
+ * child in a further new pid namespace, pid 1 as well, takes the lock.
+ */
+static int init_while_stuck(void *arg)
+{
+	struct t_stuck s = { .call = probe_cow_pte };
+	int fd, status;
+	pid_t pid;
+
+	(void)arg;
+	alarm(10);
+	fd = t_blocking_marker(MMEXT_COW_PTE_SYSFS);
+	if (fd < 0)
+		return T_NO_STANDIN;
+	if (unshare(CLONE_NEWPID))
+		return T_NO_STANDIN;
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (!pid) {
+		/* The namespace's own /proc, where t_stuck_start() looks for the thread. */
+		mmext_probe_reset();
+		if (getpid() != 1 || mount("proc", "/proc", "proc", 0, NULL) || t_stuck_start(&s))
+			_exit(T_NOT_STUCK);
+		status = clone_taking_lock(CLONE_NEWPID);
+		if (status)
+			fprintf(stderr, "#      the child's wait status: %#x\n", status);
+		close(fd);
+		pthread_join(s.th, NULL);
+		_exit(status != 0);
+	}
+	close(fd);
+	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+TEST(pid_one_forks_into_a_new_pid_namespace_while_a_probe_is_stuck)
+{
+	int status = t_child_status(init_while_stuck, NULL);
+
+	ASSERT_NE(-1, status);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == T_NO_STANDIN)
+		SKIP(return, "cannot stand a marker file in or make a pid namespace (needs root)");
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
+}
+
+/*
+ * A daemon's double fork: P, with a thread stuck holding the probe lock, forks C and
+ * exits; C forks G, which gets P's pid (set with ns_last_pid in a pid namespace of
+ * the test's own). G takes the lock.
+ */
+static int grandchild_reuses_pid(void *arg)
+{
+	struct t_stuck s = { .call = probe_cow_pte };
+	int fd, status, sync[2], i;
+	pid_t p, c, g;
+	char last[16];
+	FILE *f;
+
+	(void)arg;
+	alarm(10);
+	fd = t_blocking_marker(MMEXT_COW_PTE_SYSFS);
+	if (fd < 0 || unshare(CLONE_NEWPID) || pipe(sync))
+		return T_NO_STANDIN;
+	/* The namespace's init: it reaps P, and C's status comes back through the pipe. */
+	p = fork();
+	if (p < 0)
+		return 1;
+	if (p) {
+		close(sync[1]);
+		status = 1;
+		if (read(sync[0], &status, sizeof(status)) != sizeof(status))
+			status = 1;
+		close(fd);
+		waitpid(p, NULL, 0);
+		return status;
+	}
+	if (mount("proc", "/proc", "proc", 0, NULL))
+		_exit(write(sync[1], &(int){ T_NO_STANDIN }, sizeof(int)) != sizeof(int));
+	p = fork();
+	if (p < 0)
+		_exit(1);
+	if (p) {
+		/* Init: keeps the namespace alive until C has reported, reaps what is left. */
+		while (wait(NULL) > 0)
+			;
+		_exit(0);
+	}
+	/* P */
+	mmext_probe_reset();
+	p = getpid();
+	c = t_stuck_start(&s) ? -1 : fork();
+	if (c > 0)
+		syscall(SYS_exit_group, 0);	/* the stuck thread leaves with P */
+	if (c < 0) {
+		status = T_NOT_STUCK;
+		_exit(write(sync[1], &status, sizeof(status)) != sizeof(status));
+	}
+	/* C: once P is gone and its pid free (not at once), make G with it. */
+	for (i = 0, status = T_NO_STANDIN; i < 200 && status == T_NO_STANDIN; i++) {
+		usleep(5000);
+		snprintf(last, sizeof(last), "%d", (int)p - 1);
+		f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+		if (!f || fputs(last, f) < 0 || fclose(f))
+			break;
+		g = fork();
+		if (!g)
+			_exit(getpid() == p ? take_probe_lock() : T_NO_STANDIN);
+		if (g < 0 || waitpid(g, &status, 0) != g)
+			break;
+		if (WIFEXITED(status) && WEXITSTATUS(status) == T_NO_STANDIN)
+			continue;
+		if (status)
+			fprintf(stderr, "#      the grandchild's wait status: %#x\n", status);
+		status = status != 0;
+	}
+	_exit(write(sync[1], &status, sizeof(status)) != sizeof(status));
+}
+
+TEST(grandchild_with_the_pid_of_a_stuck_prober)
+{
+	int status = t_child_status(grandchild_reuses_pid, NULL);
+
+	ASSERT_NE(-1, status);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == T_NO_STANDIN)
+		SKIP(return, "cannot stand a marker file in or choose a pid (needs root)");
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
+}
+
+/*
+ * The library's wipe-on-fork page (the cached pid, the lock words) is in its own image
+ * (this static test's): the anonymous VMAs right below it lead down to the executable.
+ * A mapping of its own would outlive dlclose().
+ */
+TEST(wipe_page_is_in_the_image)
+{
+	char line[4352], exe[4096], owner[4096] = "", path[4096];
+	unsigned long s, e, prev_e = 0, at = 0;
+	int found = 0, n;
+	ssize_t len;
+	FILE *f;
+
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_LT(0, len);
+	exe[len] = '\0';
+	f = fopen("/proc/self/smaps", "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s%n", &s, &e, &n) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			path[0] = '\0';
+			sscanf(line + n, " %4095[^\n]", path);
+			/* The file of the last file VMA of a run of contiguous VMAs. */
+			if (s != prev_e || path[0])
+				snprintf(owner, sizeof(owner), "%s", path);
+			prev_e = e;
+			at = s;
+			continue;
+		}
+		if (!strncmp(line, "VmFlags:", 8) && strstr(line, " wf")) {
+			found++;
+			EXPECT_STREQ(exe, owner) TH_LOG("wipe-on-fork VMA at %#lx", at);
+		}
+	}
+	fclose(f);
+	EXPECT_EQ(1, found);
+}
+
 TEST_HARNESS_MAIN
