@@ -218,17 +218,46 @@ static int pms_open(struct mmext_ww *w)
 }
 
 /*
+ * Unregister [a, e) if no other userfaultfd holds any of it. UFFDIO_UNREGISTER of
+ * Linux 6.12 and earlier drops any userfaultfd's registration in its range; a
+ * registration first fails (EBUSY) where another one holds a VMA, and is a no-op
+ * where this one does. False when the range was left alone.
+ */
+static bool pms_release(struct mmext_ww *w, uintptr_t a, uintptr_t e)
+{
+	struct uffdio_register reg = {
+		.range = { .start = a, .len = e - a },
+		.mode = UFFDIO_REGISTER_MODE_WP,
+	};
+
+	if (ioctl(w->uffd, UFFDIO_REGISTER, &reg))
+		return false;
+	ioctl(w->uffd, UFFDIO_UNREGISTER, &reg.range);
+	return true;
+}
+
+/*
  * Release the range. Unregistered explicitly: a fork child's copy of the descriptor
  * would keep the registration alive past close(). Only ranges registered with this
- * userfaultfd change: memory mapped there since is left alone. In another process the
- * descriptor still names the owner's memory, so only the copy is closed.
+ * userfaultfd change: memory mapped there since is left alone (VMA by VMA when the
+ * range as a whole cannot be). In another process the descriptor still names the
+ * owner's memory, so only the copy is closed.
  */
 static void pms_close(struct mmext_ww *w)
 {
-	struct uffdio_range r = { .start = w->start, .len = w->end - w->start };
+	struct mmext_maps *m;
+	struct mmext_vma v;
+	uintptr_t a = w->start;
 
-	if (w->owner == mmext__getpid())
-		ioctl(w->uffd, UFFDIO_UNREGISTER, &r);
+	if (w->owner != mmext__getpid() || pms_release(w, w->start, w->end))
+		return;
+	if (mmext_maps_open(0, NULL, &m))
+		return;
+	while (a < w->end && !mmext_maps_find(m, a, MMEXT_FIND_NEXT, &v) && v.start < w->end) {
+		a = v.end < w->end ? v.end : w->end;
+		pms_release(w, v.start > w->start ? v.start : w->start, a);
+	}
+	mmext_maps_close(m);
 }
 
 /* ---- soft-dirty ---- */

@@ -897,6 +897,44 @@ TEST(zero_capacity_get_on_replaced_memory_fails)
 	munmap(p, 8 * psz);
 }
 
+/*
+ * Closing a PAGEMAP_SCAN watch after part of its memory was replaced keeps another
+ * userfaultfd's registration of the new memory, and releases the part still watched.
+ */
+TEST(close_keeps_another_userfaultfds_registration)
+{
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct uffdio_api api = { .api = UFFD_API };
+	size_t psz = t_psz();
+	char *p, *q, flags[512];
+	struct mmext_ww *w;
+	int uffd;
+
+	REQUIRE_FEATURE(MMEXT_FEAT_WRITEWATCH);
+	p = t_map(8 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, open_watch(p, 8 * psz, MMEXT_WW_PAGEMAP_SCAN, &w));
+	ASSERT_EQ(0, munmap(p + 4 * psz, 4 * psz));
+	q = mmap(p + 4 * psz, 4 * psz, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	ASSERT_EQ(p + 4 * psz, q);
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+	if (uffd < 0)
+		SKIP(mmext_ww_close(w); munmap(p, 8 * psz); return, "userfaultfd: %s",
+		     strerror(errno));
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
+	reg.range.start = (uintptr_t)q;
+	reg.range.len = 4 * psz;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg));
+	mmext_ww_close(w);
+	ASSERT_EQ(0, t_vmflags(q, flags, sizeof(flags)));
+	EXPECT_NE(NULL, strstr(flags, " um")) TH_LOG("%s", flags);
+	ASSERT_EQ(0, t_vmflags(p, flags, sizeof(flags)));
+	EXPECT_EQ(NULL, strstr(flags, " uw")) TH_LOG("%s", flags);
+	close(uffd);
+	munmap(p, 8 * psz);
+}
+
 /* The mprotect backend is reserved: asking for it fails and changes nothing. */
 TEST(mprotect_backend_is_refused)
 {

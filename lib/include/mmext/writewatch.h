@@ -50,8 +50,11 @@
  * mapped there now as it is, and a get or reset there fails (PAGEMAP_SCAN: -EPERM)
  * once it reaches memory the watch did not arm. One exception: memory that another
  * userfaultfd write-protects asynchronously, mapped where a PAGEMAP_SCAN watch's
- * memory was, would be reset by a reset or get+reset of that watch. Close a watch
- * before unmapping its memory.
+ * memory was, would be reset by a reset or get+reset of that watch. Closing a
+ * PAGEMAP_SCAN watch unregisters only VMAs no other userfaultfd holds (it registers
+ * them again first, which fails where another one does: Linux 6.12's unregister
+ * would drop any); for that moment, another thread registering memory newly mapped
+ * in the range fails with EBUSY. Close a watch before unmapping its memory.
  *
  * Thread safety: different watches may be used from different threads; one watch
  * must not be used by two threads at once, and mmext_ww_close() must not race with
