@@ -268,11 +268,14 @@ static void probe_one(enum mmext_feature f, struct mmext_feature_status *st)
 	}
 }
 
-/* Out of fds or memory, or interrupted: says nothing about the kernel. */
+/*
+ * Out of fds or memory, interrupted, or a /proc file of the process unreadable for a
+ * while (ESRCH): says nothing about the kernel.
+ */
 static bool transient(int reason)
 {
 	return reason == EMFILE || reason == ENFILE || reason == ENOMEM || reason == EAGAIN ||
-	       reason == EINTR;
+	       reason == EINTR || reason == ESRCH;
 }
 
 /* The size of struct mmext_feature_status in libmmext 0.1. */

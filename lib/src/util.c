@@ -228,6 +228,22 @@ int mmext__read_marker(const char *path, long *val)
 	return 0;
 }
 
+/*
+ * /proc/self, or /proc/thread-self once the main thread has exited (pthread_exit()):
+ * then /proc/self's files show no memory or fail with ESRCH, and its exe link is gone.
+ * The calling thread's directory shows the same memory, but only while that thread
+ * lives; no directory of the process does better then.
+ */
+static const char *self_dir(void)
+{
+	char c;
+
+	if (readlink("/proc/self/exe", &c, 1) < 0 && errno == ENOENT &&
+	    readlink("/proc/thread-self/exe", &c, 1) > 0)
+		return "/proc/thread-self";
+	return "/proc/self";
+}
+
 int mmext__open_proc(pid_t pid, const char *name, int flags)
 {
 	char path[64];
@@ -238,7 +254,7 @@ int mmext__open_proc(pid_t pid, const char *name, int flags)
 	if (pid)
 		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
 	else
-		snprintf(path, sizeof(path), "/proc/self/%s", name);
+		snprintf(path, sizeof(path), "%s/%s", self_dir(), name);
 	fd = open(path, flags | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;

@@ -217,6 +217,42 @@ static inline int t_while_stuck(const char *marker, void (*call)(void), int (*ch
 	return status != 0;
 }
 
+static int (*t_leader_gone_fn)(void);
+
+static inline void *t_leader_gone_thread(void *arg)
+{
+	char c;
+	int i;
+
+	(void)arg;
+	/* /proc/self/exe goes with the main thread. */
+	for (i = 0; i < 500 && readlink("/proc/self/exe", &c, 1) >= 0; i++)
+		usleep(10000);
+	syscall(SYS_exit_group, i == 500 ? T_NOT_STUCK : t_leader_gone_fn());
+	return NULL;
+}
+
+static inline int t_leader_gone_main(void *arg)
+{
+	pthread_t th;
+
+	(void)arg;
+	alarm(10);
+	if (pthread_create(&th, NULL, t_leader_gone_thread, NULL))
+		return T_NOT_STUCK;
+	pthread_exit(NULL);
+}
+
+/*
+ * Run fn in a child process on a second thread once the main thread has called
+ * pthread_exit(): the child's wait status (fn's value is its exit status), or -1.
+ */
+static inline int t_after_leader_exit(int (*fn)(void))
+{
+	t_leader_gone_fn = fn;
+	return t_child_status(t_leader_gone_main, NULL);
+}
+
 /* A pid that is not running: a reaped child's. */
 static inline pid_t t_dead_pid(void)
 {

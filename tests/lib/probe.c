@@ -380,4 +380,45 @@ TEST(status_struct_can_grow)
 	EXPECT_EQ(0, mmext_probe_status(MMEXT_FEAT_WRITEWATCH, &st, sizeof(st)));
 }
 
+static struct mmext_feature_status before_exit[MMEXT_FEAT_COUNT];
+
+/* Probing again gives the answers given before: 0, or 10 + the feature that differs. */
+static int probe_as_before(void)
+{
+	struct mmext_feature_status st;
+	struct mmext_ww *w;
+	char *p;
+	int f, ret;
+
+	mmext_probe_reset();
+	for (f = 0; f < MMEXT_FEAT_COUNT; f++) {
+		if (mmext_probe(f, &st) || st.reason != before_exit[f].reason) {
+			fprintf(stderr, "#      %s: %s\n", mmext_feature_name(f), st.detail);
+			return 10 + f;
+		}
+	}
+	if (!before_exit[MMEXT_FEAT_WRITEWATCH].available &&
+	    !before_exit[MMEXT_FEAT_SOFT_DIRTY].available)
+		return 0;
+	p = t_map(t_psz(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
+	ret = p ? mmext_ww_open(p, t_psz(), NULL, &w) : -ENOMEM;
+	if (ret) {
+		fprintf(stderr, "#      mmext_ww_open: %d\n", ret);
+		return 2;
+	}
+	mmext_ww_close(w);
+	return 0;
+}
+
+/* pthread_exit() in the main thread: the process and its memory live on. */
+TEST(probes_after_the_main_thread_exits)
+{
+	int f, status;
+
+	for (f = 0; f < MMEXT_FEAT_COUNT; f++)
+		ASSERT_EQ(0, mmext_probe(f, &before_exit[f]));
+	status = t_after_leader_exit(probe_as_before);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
+}
+
 TEST_HARNESS_MAIN

@@ -1140,4 +1140,32 @@ TEST(parse_respects_length)
 	EXPECT_EQ(-EINVAL, mmext_maps_parse_line(l, 12, &v));
 }
 
+/* The calling process's maps: 0, or which step failed. */
+static int list_own_maps(void)
+{
+	struct mmext_maps *m;
+	struct mmext_vma v;
+	int n = 0, ret;
+
+	ret = mmext_maps_open(0, NULL, &m);
+	if (ret) {
+		fprintf(stderr, "#      mmext_maps_open(0): %d\n", ret);
+		return 2;
+	}
+	while ((ret = mmext_maps_next(m, &v)) > 0)
+		n++;
+	if (!ret && mmext_maps_find(m, (uintptr_t)&n, 0, &v))
+		ret = 3;
+	mmext_maps_close(m);
+	return ret ? 4 : n < 3 ? 5 : 0;
+}
+
+/* pthread_exit() in the main thread: the process and its memory live on. */
+TEST(own_maps_after_the_main_thread_exits)
+{
+	int status = t_after_leader_exit(list_own_maps);
+
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
+}
+
 TEST_HARNESS_MAIN
