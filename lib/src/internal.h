@@ -32,6 +32,14 @@ size_t mmext__page_size(void);
 pid_t mmext__getpid(void);
 
 /*
+ * A number of the calling process, never 0, that differs from every ancestor's: what
+ * tells a fork child from its parent where pids can repeat (reused, or 1 in a new pid
+ * namespace). Shared like the lock words: a vfork() child or a CLONE_VM clone has its
+ * parent's. getpid() where the wipe-on-fork page cannot be had.
+ */
+unsigned long mmext__process_gen(void);
+
+/*
  * A lock with no fork handler: *lock, a static word of the caller's, says whether it
  * is held; the futex word is in a page that every fork child gets zeroed, so a child
  * never waits for a lock that a thread of its parent held, however the pids compare.

@@ -103,28 +103,29 @@ struct refpage_slot {
 
 static struct {
 	int lock;		/* mmext__lock() */
-	pid_t pid;		/* the process the users counts are of */
+	unsigned long gen;	/* mmext__process_gen() of the process the users are of */
 	unsigned long clock;
 	struct refpage_slot slot[REFPAGE_SLOTS];
 } cache;
 
 /*
  * Take the lock, and make the cache this process's: a fork() child keeps the fds it
- * inherited, but not the counts of its parent's threads, which are not here. A lock
+ * inherited, but not the counts of its parent's threads, which are not here. Told by
+ * the process's number, not its pid: a child can have an ancestor's pid. A lock
  * taken over from such a thread may guard half-changed slots: the child leaves their
  * fds and keys alone, to exec or exit.
  */
 static void cache_lock(void)
 {
-	pid_t me = mmext__getpid();
+	unsigned long me = mmext__process_gen();
 	size_t i;
 
 	if (mmext__lock(&cache.lock))
 		memset(cache.slot, 0, sizeof(cache.slot));
-	if (cache.pid != me) {
+	if (cache.gen != me) {
 		for (i = 0; i < REFPAGE_SLOTS; i++)
 			__atomic_store_n(&cache.slot[i].users, 0, __ATOMIC_RELAXED);
-		cache.pid = me;
+		cache.gen = me;
 	}
 }
 

@@ -52,12 +52,13 @@ size_t mmext__page_size(void)
 }
 
 /*
- * The pid and the lock words live in a page the kernel empties in every child, whatever
- * made it (fork(), _Fork(), clone() without CLONE_VM): a zero pid means "look it up
- * again", and a child finds every lock free, however its pid compares with its
- * ancestors' (reused, or 1 in a new pid namespace). A vfork() or posix_spawn() child
- * and a CLONE_VM clone share the page, like threads: such a child shares the locks
- * (private futexes are keyed by the memory) and counts as its parent for handles.
+ * The pid, the process number and the lock words live in a page the kernel empties in
+ * every child, whatever made it (fork(), _Fork(), clone() without CLONE_VM): a zero pid
+ * means "look it up again", a zero number "take a new one", and a child finds every
+ * lock free, however its pid compares with its ancestors' (reused, or 1 in a new pid
+ * namespace). A vfork() or posix_spawn() child and a CLONE_VM clone share the page,
+ * like threads: such a child shares the locks (private futexes are keyed by the
+ * memory) and counts as its parent for handles.
  *
  * The page is one of the library's own bss, not a mapping of its own: dlclose() unmaps
  * it with the library, and no destructor is needed (one at exit() could pull the page
@@ -73,6 +74,7 @@ static char wipe_area[2 * WIPE_MAX_PAGE - 4096] __attribute__((aligned(4096)));
 
 struct wipe_page {
 	pid_t pid;
+	unsigned long gen;	/* see mmext__process_gen() */
 	int lock[LOCK_SLOTS];	/* futex words, see mmext__lock() */
 };
 static struct wipe_page *wipe;
@@ -102,6 +104,29 @@ pid_t mmext__getpid(void)
 		__atomic_store_n(&wipe->pid, pid, __ATOMIC_RELAXED);
 	}
 	return pid;
+}
+
+/*
+ * Outside the wipe page, so a child starts from what its parent handed out: each
+ * descendant's number is above any of its ancestors'.
+ */
+static unsigned long gen_last;
+
+unsigned long mmext__process_gen(void)
+{
+	unsigned long gen, fresh;
+
+	if (!wipe)
+		return (unsigned long)getpid();
+	gen = __atomic_load_n(&wipe->gen, __ATOMIC_ACQUIRE);
+	if (gen)
+		return gen;
+	/* Threads racing here all take the winner's number; the losers' go unused. */
+	fresh = __atomic_add_fetch(&gen_last, 1, __ATOMIC_RELAXED);
+	if (__atomic_compare_exchange_n(&wipe->gen, &gen, fresh, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+		return fresh;
+	return gen;
 }
 
 static void futex(int *word, int op, int val)
