@@ -122,12 +122,13 @@ TEST_F(pattern, reset_and_unmap_skip_memory_mapped_since)
 	ASSERT_EQ(hole, mmap(hole, 4 * psz, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0));
 	strcpy((char *)hole, "kept");
-	spot = (unsigned char *)t_hole(2 * psz);
+	spot = (unsigned char *)t_hole(psz);
 	ASSERT_NE(NULL, spot);
+	/* One page: before Linux 6.17 a move cannot span the mappings of two tiles. */
 	old = a + 8 * psz;
-	moved = mremap(old, 2 * psz, 2 * psz, MREMAP_MAYMOVE | MREMAP_FIXED, spot);
+	moved = mremap(old, psz, psz, MREMAP_MAYMOVE | MREMAP_FIXED, spot);
 	ASSERT_EQ(spot, moved);
-	ASSERT_EQ(old, mmap(old, 2 * psz, PROT_READ | PROT_WRITE,
+	ASSERT_EQ(old, mmap(old, psz, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0));
 	strcpy((char *)old, "kept");
 
@@ -135,19 +136,19 @@ TEST_F(pattern, reset_and_unmap_skip_memory_mapped_since)
 	EXPECT_STREQ("kept", (char *)hole);
 	EXPECT_STREQ("kept", (char *)old);
 	EXPECT_TRUE(is_pattern(a, 4 * psz, pat8, sizeof(pat8)));
-	EXPECT_TRUE(is_pattern(a + 10 * psz, 6 * psz, pat8, sizeof(pat8)));
-	EXPECT_TRUE(is_pattern(moved, 2 * psz, pat8, sizeof(pat8)));
+	EXPECT_TRUE(is_pattern(a + 9 * psz, 7 * psz, pat8, sizeof(pat8)));
+	EXPECT_TRUE(is_pattern(moved, psz, pat8, sizeof(pat8)));
 
 	mmext_pattern_unmap(self->p);
 	self->p = NULL;
 	EXPECT_STREQ("kept", (char *)hole);
 	EXPECT_STREQ("kept", (char *)old);
 	EXPECT_EQ(-1, msync(a, psz, MS_ASYNC));
-	EXPECT_EQ(-1, msync(a + 10 * psz, 6 * psz, MS_ASYNC));
-	EXPECT_EQ(0, msync(moved, 2 * psz, MS_ASYNC));
+	EXPECT_EQ(-1, msync(a + 9 * psz, 7 * psz, MS_ASYNC));
+	EXPECT_EQ(0, msync(moved, psz, MS_ASYNC));
 	munmap(hole, 4 * psz);
-	munmap(old, 2 * psz);
-	munmap(moved, 2 * psz);
+	munmap(old, psz);
+	munmap(moved, psz);
 }
 
 TEST_F(pattern, backend_is_reported)

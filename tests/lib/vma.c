@@ -299,9 +299,10 @@ static int hide_procmap_query(void)
 	};
 	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
 
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		return -1;
-	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return -errno;
+	return 0;
 }
 
 /*
@@ -312,10 +313,14 @@ static int hide_procmap_query(void)
 TEST(names_without_procmap_query)
 {
 	struct mmext_maps *m;
+	int ret;
 
 	if (geteuid() != 0)
 		SKIP(return, "needs root to read /proc/PID/map_files");
-	ASSERT_EQ(0, hide_procmap_query());
+	ret = hide_procmap_query();
+	if (ret == -EINVAL)
+		SKIP(return, "no seccomp filters in this kernel (CONFIG_SECCOMP_FILTER)");
+	ASSERT_EQ(0, ret);
 	REQUIRE_NO_FEATURE(MMEXT_FEAT_PROCMAP_QUERY);
 	m = open_maps(_metadata, 0, MMEXT_MAPS_AUTO, 0);
 	ASSERT_NE(NULL, m);
