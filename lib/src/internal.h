@@ -77,6 +77,12 @@ int mmext__maps_parse_next(const char *line, const char *end, struct mmext_vma *
 /* The size of struct mmext_vma in libmmext 0.3: the least a caller may pass. */
 #define MMEXT__VMA_V1_SIZE	MMEXT__OPTS_END(mmext_vma, reserved)
 
+/* A caller's struct mmext_vma size the *_sz() calls take: 0.3's at least. */
+static inline int mmext__vma_size_ok(size_t size)
+{
+	return size >= MMEXT__VMA_V1_SIZE && size <= MMEXT_OPTS_MAX;
+}
+
 /*
  * Copy the library's *from into the caller's struct of size bytes (checked by the
  * caller): what fits, and zeros for the fields the library does not know.

@@ -551,7 +551,7 @@ MMEXT_API int mmext_maps_find_sz(struct mmext_maps *m, uint64_t addr, unsigned i
 
 	if (!vma)
 		return -EFAULT;
-	if (size < MMEXT__VMA_V1_SIZE || size > MMEXT_OPTS_MAX)
+	if (!mmext__vma_size_ok(size))
 		return -EINVAL;
 	ret = mmext_maps_find(m, addr, flags, VMA_TARGET(vma, size, tmp));
 	if (!ret)
@@ -566,7 +566,7 @@ MMEXT_API int mmext_maps_next_sz(struct mmext_maps *m, struct mmext_vma *vma, si
 
 	if (!vma)
 		return -EFAULT;
-	if (size < MMEXT__VMA_V1_SIZE || size > MMEXT_OPTS_MAX)
+	if (!mmext__vma_size_ok(size))
 		return -EINVAL;
 	ret = mmext_maps_next(m, VMA_TARGET(vma, size, tmp));
 	if (ret > 0)

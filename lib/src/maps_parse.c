@@ -303,7 +303,7 @@ MMEXT_API int mmext_maps_parse_line_sz(const char *line, size_t len, struct mmex
 	struct mmext_vma tmp, *to = size >= sizeof(tmp) ? vma : &tmp;
 	int ret;
 
-	if (!vma || size < MMEXT__VMA_V1_SIZE || size > MMEXT_OPTS_MAX)
+	if (!vma || !mmext__vma_size_ok(size))
 		return -EINVAL;
 	ret = mmext_maps_parse_line(line, len, to);
 	if (!ret)
