@@ -12,9 +12,12 @@
  */
 static int cow_pte_option(long *opt)
 {
-	if (!mmext__have(MMEXT_FEAT_COW_PTE))
-		return -EOPNOTSUPP;
-	return mmext__read_marker(MMEXT_COW_PTE_SYSFS, opt);
+	int ret = mmext__need(MMEXT_FEAT_COW_PTE);
+
+	if (!ret)
+		ret = mmext__read_marker(MMEXT_COW_PTE_SYSFS, opt);
+	/* A marker gone or changed since the probe: as if there never was one. */
+	return ret == -ENOENT || ret == -EINVAL ? -EOPNOTSUPP : ret;
 }
 
 /*
@@ -38,7 +41,8 @@ MMEXT_API pid_t mmext_fork(const struct mmext_fork_opts *opts, int *method)
 	    (flags & MMEXT_FORK_REQUIRE_COW && flags & MMEXT_FORK_PLAIN_ONLY))
 		return -EINVAL;
 	mmext__lock(&cow_lock);
-	if (!(flags & MMEXT_FORK_PLAIN_ONLY) && !cow_pte_option(&opt)) {
+	ret = flags & MMEXT_FORK_PLAIN_ONLY ? -EOPNOTSUPP : cow_pte_option(&opt);
+	if (!ret) {
 		/* The option reports the old state when queried with arg2 = 2 (provisional). */
 		was = prctl(opt, 2, 0, 0, 0);
 		if (was >= 0 && (was == 1 || !prctl(opt, 1, 0, 0, 0)))
@@ -46,7 +50,8 @@ MMEXT_API pid_t mmext_fork(const struct mmext_fork_opts *opts, int *method)
 	}
 	if (how != MMEXT_FORK_COW_PTE && flags & MMEXT_FORK_REQUIRE_COW) {
 		mmext__unlock(&cow_lock);
-		return -EOPNOTSUPP;
+		/* Out of fds for the probe, say, is no answer about the kernel. */
+		return ret ? ret : -EOPNOTSUPP;
 	}
 	pid = fork();
 	saved = errno;

@@ -112,6 +112,13 @@ void mmext__vma_classify(struct mmext_vma *v);
 /* 1 when mmext_probe() says feature f is available. */
 bool mmext__have(enum mmext_feature f);
 
+/*
+ * What a call that needs feature f returns: 0 when it is available; the probe's
+ * -EPERM or -EACCES (this process may not use it), or its -EMFILE, -ENOMEM and the
+ * like (the probe could not run: nothing is known of the kernel); else -EOPNOTSUPP.
+ */
+int mmext__need(enum mmext_feature f);
+
 /* Whether addr..end is fully mapped: 0, -ENOMEM if a hole, -errno. */
 int mmext__range_mapped(uintptr_t addr, uintptr_t end, unsigned int *prot_and,
 			unsigned int *prot_or);

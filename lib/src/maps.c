@@ -364,11 +364,11 @@ MMEXT_API int mmext_maps_open(pid_t pid, const struct mmext_maps_opts *opts,
 		ret = m->fd;
 		goto fail;
 	}
-	m->have_ioctl = mmext__have(MMEXT_FEAT_PROCMAP_QUERY);
-	if (backend == MMEXT_MAPS_IOCTL && !m->have_ioctl) {
-		ret = -EOPNOTSUPP;
+	/* AUTO reads the text where the probe cannot run; IOCTL says why it cannot. */
+	ret = mmext__need(MMEXT_FEAT_PROCMAP_QUERY);
+	m->have_ioctl = !ret;
+	if (backend == MMEXT_MAPS_IOCTL && ret)
 		goto fail;
-	}
 	if (mm_gone(m)) {
 		ret = -ESRCH;
 		goto fail;

@@ -73,8 +73,11 @@ static int refpage_new(const struct pattern_req *r)
 	int fd, ret;
 
 	/* Only a number this kernel published: elsewhere it may be another call. */
-	if (!mmext__have(MMEXT_FEAT_REFPAGE) || mmext__read_marker(MMEXT_REFPAGE_SYSFS, &nr))
-		return -EOPNOTSUPP;
+	ret = mmext__need(MMEXT_FEAT_REFPAGE);
+	if (!ret)
+		ret = mmext__read_marker(MMEXT_REFPAGE_SYSFS, &nr);
+	if (ret)
+		return ret == -ENOENT || ret == -EINVAL ? -EOPNOTSUPP : ret;
 	/* Heap, not a mapping of its own: no munmap() and TLB flush per call. */
 	ret = posix_memalign((void **)&page, psz, psz);
 	if (ret)

@@ -329,7 +329,19 @@ MMEXT_API void mmext_probe_reset(void)
 /* Internal shortcut: 1 when available, 0 when not. */
 bool mmext__have(enum mmext_feature f)
 {
+	return !mmext__need(f);
+}
+
+int mmext__need(enum mmext_feature f)
+{
 	struct mmext_feature_status st;
 
-	return !mmext_probe(f, &st) && st.available;
+	if (mmext_probe(f, &st))
+		return -EINVAL;
+	if (st.available)
+		return 0;
+	/* Said of this process, not of the kernel: the caller must see it. */
+	if (st.reason == EPERM || st.reason == EACCES || transient(st.reason))
+		return -st.reason;
+	return -EOPNOTSUPP;
 }

@@ -181,8 +181,9 @@ static int pms_open(struct mmext_ww *w)
 	};
 	int ret;
 
-	if (!mmext__have(MMEXT_FEAT_WRITEWATCH))
-		return -EOPNOTSUPP;
+	ret = mmext__need(MMEXT_FEAT_WRITEWATCH);
+	if (ret)
+		return ret;
 	w->uffd = mmext__uffd_open(UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED);
 	if (w->uffd < 0)
 		return w->uffd;
@@ -438,8 +439,9 @@ static int sd_open(struct mmext_ww *w)
 	struct sd_state *s;
 	int ret;
 
-	if (!mmext__have(MMEXT_FEAT_SOFT_DIRTY))
-		return -EOPNOTSUPP;
+	ret = mmext__need(MMEXT_FEAT_SOFT_DIRTY);
+	if (ret)
+		return ret;
 	ret = range_has_hugetlb(w->start, w->end);
 	if (ret > 0) {
 		w->hugetlb = true;

@@ -357,6 +357,38 @@ TEST(maps_handle_at_the_fd_limit_leaves_procmap_query_on)
 	mmext_maps_close(m);
 }
 
+/*
+ * A call that needs a feature whose probe ran out of fds says so: -EMFILE, not the
+ * -EOPNOTSUPP a caller would take for an answer about the kernel.
+ */
+TEST(calls_report_a_probe_out_of_fds)
+{
+	MMEXT_OPTS(mmext_fork_opts, cow, .flags = MMEXT_FORK_REQUIRE_COW);
+	MMEXT_OPTS(mmext_pattern_opts, kernel, .backend = MMEXT_PATTERN_KERNEL);
+	MMEXT_OPTS(mmext_maps_opts, ioctl, .backend = MMEXT_MAPS_IOCTL);
+	struct mmext_pattern *p = NULL;
+	struct mmext_maps *m = NULL;
+	static const char pat[8];
+	pid_t pid;
+
+	mmext_probe_reset();
+	t_free_fds(_metadata, 0);
+	pid = mmext_fork(&cow, NULL);
+	if (!pid)
+		_exit(0);
+	EXPECT_EQ(-EMFILE, pid);
+	EXPECT_EQ(-EMFILE, mmext_cow_pte_get());
+	EXPECT_EQ(-EMFILE, mmext_cow_pte_set(1));
+	EXPECT_EQ(-EMFILE, mmext_pattern_map(pat, sizeof(pat), t_psz(), &kernel, &p));
+	EXPECT_EQ(NULL, p);
+	/* The handle's own two fds, none for the probe. */
+	t_all_fds(_metadata);
+	t_free_fds(_metadata, 2);
+	EXPECT_EQ(-EMFILE, mmext_maps_open(0, &ioctl, &m));
+	EXPECT_EQ(NULL, m);
+	t_all_fds(_metadata);
+}
+
 /* A caller built against a later, larger struct gets zeros in the fields we lack. */
 TEST(status_struct_can_grow)
 {

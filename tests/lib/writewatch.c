@@ -532,8 +532,8 @@ static int t_status_of(int (*fn)(void *), void *arg, unsigned int seconds)
 		       WIFEXITED(__st) ? WEXITSTATUS(__st) : -1);		\
 } while (0)
 
-/* The automatic choice under a seccomp filter that denies userfaultfd (Docker's). */
-static int auto_without_userfaultfd(void *arg)
+/* A seccomp filter that denies userfaultfd, also through /dev/userfaultfd (Docker's). */
+static int deny_userfaultfd(void)
 {
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
@@ -546,6 +546,14 @@ static int auto_without_userfaultfd(void *arg)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+/* The automatic choice under a seccomp filter that denies userfaultfd. */
+static int auto_without_userfaultfd(void *arg)
+{
 	size_t psz = t_psz();
 	char *p = t_map(4 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
 	struct sigaction before, sa;
@@ -553,8 +561,7 @@ static int auto_without_userfaultfd(void *arg)
 	int ret;
 
 	/* Compared with what was there: sanitizers install a SIGSEGV handler of their own. */
-	if (!p || sigaction(SIGSEGV, NULL, &before) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+	if (!p || sigaction(SIGSEGV, NULL, &before) || deny_userfaultfd())
 		return 10;
 	mmext_probe_reset();
 	ret = open_watch(p, 4 * psz, MMEXT_WW_AUTO, &w);
@@ -571,6 +578,34 @@ TEST(auto_never_installs_a_signal_handler)
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, NULL, 0, 0) && errno == EINVAL)
 		SKIP(return, "no seccomp filters in this kernel (CONFIG_SECCOMP_FILTER)");
 	EXPECT_EXIT0(t_status_of(auto_without_userfaultfd, NULL, 10));
+}
+
+/* PAGEMAP_SCAN forced where userfaultfd is denied: -EPERM, as documented. */
+static int forced_without_userfaultfd(void *arg)
+{
+	size_t psz = t_psz();
+	char *p = t_map(4 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
+	struct mmext_ww *w = NULL;
+	int ret;
+
+	(void)arg;
+	if (!p || deny_userfaultfd())
+		return 10;
+	mmext_probe_reset();
+	ret = open_watch(p, 4 * psz, MMEXT_WW_PAGEMAP_SCAN, &w);
+	if (ret != -EPERM || w) {
+		fprintf(stderr, "#      open: %d (%s)\n", ret, strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
+
+TEST(pagemap_scan_forced_without_userfaultfd_is_eperm)
+{
+	REQUIRE_FEATURE(MMEXT_FEAT_WRITEWATCH);
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, NULL, 0, 0) && errno == EINVAL)
+		SKIP(return, "no seccomp filters in this kernel (CONFIG_SECCOMP_FILTER)");
+	EXPECT_EXIT0(t_status_of(forced_without_userfaultfd, NULL, 10));
 }
 
 /* A userfaultfd of the test's own, registered on [p, p + len) for missing pages. */

@@ -16,6 +16,10 @@
  *   opened it. In another process, such as a fork() child, every call on it fails
  *   with -ECHILD (functions returning a pointer or size return NULL or 0), except the
  *   one that closes it, which releases it in that process alone.
+ * - A call that needs a feature fails with -EOPNOTSUPP when the kernel lacks it. When
+ *   the feature's probe could not run (out of fds or memory: see mmext_probe()), or
+ *   the kernel has the feature but this process may not use it, the call fails with
+ *   the probe's reason instead (-EMFILE, -ENOMEM, -EPERM, -EACCES, ...).
  * - Address ranges: the start must be page aligned; a length that is not a multiple
  *   of the page size is rounded up as madvise(2) does; a zero length or a range that
  *   wraps past the end of the address space is -EINVAL.

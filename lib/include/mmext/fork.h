@@ -31,7 +31,8 @@ struct mmext_fork_opts {
 /*
  * Fork the calling process. Returns the child's pid in the parent, 0 in the child,
  * or -errno (-EINVAL unknown or conflicting flags, -E2BIG unknown nonzero options,
- * -EOPNOTSUPP REQUIRE_COW without kernel support, -EAGAIN/-ENOMEM from fork). When
+ * -EOPNOTSUPP REQUIRE_COW without kernel support, -EAGAIN/-ENOMEM from fork, or the
+ * probe's reason when it could not run, such as -EMFILE: see mmext/common.h). When
  * method is not NULL it receives the enum mmext_fork_method used, in both processes.
  * Signals, threads and atfork handlers behave exactly as for fork(3); the COW state
  * of the process is restored before returning in the parent and the child.

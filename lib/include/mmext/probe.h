@@ -67,8 +67,8 @@ struct mmext_feature_status {
 	 * EOPNOTSUPP  the kernel accepts the request but the feature is compiled out
 	 * EPERM/EACCES  present, but this process may not use it
 	 * other   whatever the probing call failed with (e.g. ENOMEM); EMFILE,
-	 *         ENFILE, ENOMEM, EAGAIN and EINTR are not cached: the next call
-	 *         probes again
+	 *         ENFILE, ENOMEM, EAGAIN, EINTR and ESRCH (the process's /proc
+	 *         files unreadable) are not cached: the next call probes again
 	 */
 	int reason;
 	const char *detail;	/* static, human-readable; never NULL */

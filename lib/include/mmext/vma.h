@@ -110,7 +110,8 @@ struct mmext_maps;
 /*
  * Open the maps of pid (0 = the calling process). Returns 0 and *out, or -errno:
  * -ESRCH no such process, -EACCES/-EPERM not allowed, -EINVAL bad pid/flags/backend,
- * -E2BIG unknown nonzero options, -EOPNOTSUPP IOCTL forced on a kernel without it,
+ * -E2BIG unknown nonzero options, -EOPNOTSUPP IOCTL forced on a kernel without it
+ * (or the probe's reason when it could not run: -EMFILE with no fd left for it),
  * -ENOMEM.
  */
 MMEXT_API int mmext_maps_open(pid_t pid, const struct mmext_maps_opts *opts,
