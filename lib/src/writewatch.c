@@ -266,10 +266,11 @@ static void pms_close(struct mmext_ww *w)
 /*
  * The soft-dirty watches of one process. A fork child inherits a copy whose lock a
  * thread of the parent may have held and whose list names the parent's watches: the
- * child starts a state of its own and never touches that copy.
+ * child starts a state of its own and never touches that copy. Told by the process's
+ * number, not its pid: a child can have an ancestor's pid.
  */
 struct sd_state {
-	pid_t pid;
+	unsigned long gen;	/* mmext__process_gen() */
 	pthread_mutex_t lock;
 	struct mmext_ww *list;
 	struct sd_state *inherited;	/* kept reachable only */
@@ -281,13 +282,13 @@ static struct sd_state *sd_state;
 static struct sd_state *sd_lock(void)
 {
 	struct sd_state *s = __atomic_load_n(&sd_state, __ATOMIC_ACQUIRE), *n;
-	pid_t pid = mmext__getpid();
+	unsigned long gen = mmext__process_gen();
 
-	while (!s || s->pid != pid) {
+	while (!s || s->gen != gen) {
 		n = calloc(1, sizeof(*n));
 		if (!n)
 			return NULL;
-		n->pid = pid;
+		n->gen = gen;
 		n->inherited = s;
 		pthread_mutex_init(&n->lock, NULL);
 		if (__atomic_compare_exchange_n(&sd_state, &s, n, false, __ATOMIC_ACQ_REL,

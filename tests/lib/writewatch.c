@@ -866,6 +866,59 @@ TEST(fork_child_closes_while_threads_open_and_close)
 }
 
 /*
+ * Pid 1 of a pid namespace, watching with soft-dirty, forks pid 1 of another; that
+ * child closes the fds it inherited and opens others, as daemons do, and watches
+ * memory of its own. The parent's watches are not on the child's list, so it never
+ * reads their fds.
+ */
+static int sd_child_with_its_parents_pid(void *arg)
+{
+	size_t psz = t_psz();
+	char *p = t_map(8 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
+	struct mmext_ww *w;
+	int status, ret, i;
+	pid_t pid;
+
+	(void)arg;
+	if (!p || unshare(CLONE_NEWPID))
+		return T_NO_STANDIN;
+	pid = fork();
+	if (pid)
+		return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) ?
+		       WEXITSTATUS(status) : 1;
+	if (open_watch(p, 4 * psz, MMEXT_WW_SOFT_DIRTY, &w))
+		_exit(2);
+	if (unshare(CLONE_NEWPID))
+		_exit(T_NO_STANDIN);
+	pid = fork();
+	if (!pid) {
+		if (getpid() != 1)
+			_exit(3);
+		syscall(SYS_close_range, 3, ~0U, 0);
+		for (i = 0; i < 16; i++)
+			open("/dev/null", O_RDONLY);
+		ret = open_watch(p + 4 * psz, 4 * psz, MMEXT_WW_SOFT_DIRTY, &w);
+		if (ret)
+			fprintf(stderr, "#      the child's open: %d (%s)\n", ret, strerror(-ret));
+		_exit(ret != 0);
+	}
+	_exit(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) ?
+	      WEXITSTATUS(status) : 1);
+}
+
+TEST(soft_dirty_child_with_its_parents_pid)
+{
+	int status;
+
+	REQUIRE_FEATURE(MMEXT_FEAT_SOFT_DIRTY);
+	status = t_status_of(sd_child_with_its_parents_pid, NULL, 10);
+	ASSERT_NE(-1, status);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == T_NO_STANDIN)
+		SKIP(return, "cannot make a pid namespace (needs root)");
+	EXPECT_EXIT0(status);
+}
+
+/*
  * A watch whose memory was unmapped and replaced by someone else's: neither the
  * calls on it nor its close may change the new mapping.
  */
