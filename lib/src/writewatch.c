@@ -35,10 +35,11 @@ struct mmext_ww {
 	int pagemap_fd;		/* PAGEMAP_SCAN and SOFT_DIRTY */
 	int uffd;		/* PAGEMAP_SCAN */
 	/*
-	 * SOFT_DIRTY: writes seen before the last process-wide clear. Mapped on its own,
-	 * so that the library's own stores never land in a watched heap.
+	 * SOFT_DIRTY: writes seen before the last process-wide clear, and after them a
+	 * get's scratch bits. Mapped on its own, so that the library's own stores never
+	 * land in a watched heap.
 	 */
-	unsigned long *bits;
+	unsigned long *bits, *seen;
 	struct mmext_ww *sd_next;	/* SOFT_DIRTY: list of the process's watches */
 };
 
@@ -49,12 +50,13 @@ static size_t bits_bytes(const struct mmext_ww *w)
 
 static int bits_alloc(struct mmext_ww *w)
 {
-	void *p = mmap(NULL, bits_bytes(w), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		       -1, 0);
+	void *p = mmap(NULL, 2 * bits_bytes(w), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
 		return -ENOMEM;
 	w->bits = p;
+	w->seen = (unsigned long *)((char *)p + bits_bytes(w));
 	return 0;
 }
 
@@ -497,18 +499,15 @@ static bool sd_mark(struct mmext_ww *w, size_t idx, void *arg)
 static int sd_get(struct mmext_ww *w, uintptr_t a, uintptr_t e, bool reset, struct collect *c)
 {
 	size_t psz = mmext__page_size(), first = page_index(w, a), last = page_index(w, e), i;
-	size_t words = (w->npages + LONG_BITS - 1) / LONG_BITS;
-	unsigned long *seen = calloc(words, sizeof(*seen));
+	unsigned long *seen = w->seen;
 	struct sd_state *s;
 	int ret, more = 0;
 
-	if (!seen)
-		return -ENOMEM;
 	s = sd_lock();
-	if (!s) {
-		free(seen);
+	if (!s)
 		return -ENOMEM;
-	}
+	/* Not the heap's: a watch over it would see the library's own stores. */
+	memset(seen, 0, bits_bytes(w));
 	ret = sd_each(w, a, e, sd_mark, seen);
 	if (ret < 0)
 		goto out;
@@ -536,7 +535,6 @@ static int sd_get(struct mmext_ww *w, uintptr_t a, uintptr_t e, bool reset, stru
 	ret = more;
 out:
 	sd_unlock(s);
-	free(seen);
 	return ret;
 }
 
@@ -568,8 +566,8 @@ static void ww_teardown(struct mmext_ww *w)
 	if (w->pagemap_fd >= 0)
 		close(w->pagemap_fd);
 	if (w->bits)
-		munmap(w->bits, bits_bytes(w));
-	w->bits = NULL;
+		munmap(w->bits, 2 * bits_bytes(w));
+	w->bits = w->seen = NULL;
 	w->uffd = w->pagemap_fd = -1;
 }
 

@@ -737,6 +737,49 @@ static int watch_the_heap(void *arg)
 	return 0;
 }
 
+/* Soft-dirty over [heap], nothing written: a get+reset, then a get that finds nothing. */
+static int sd_heap_stays_clean(void *arg)
+{
+	volatile char *x = malloc(64);
+	struct mmext_vma v;
+	struct mmext_ww *w;
+	void *pages[8];
+	size_t count = 8;
+	int ret;
+
+	(void)arg;
+	if (malloc_vma(x, &v) || v.kind != MMEXT_VMA_HEAP)
+		return 10;
+	if (open_watch((void *)(uintptr_t)v.start, v.end - v.start, MMEXT_WW_SOFT_DIRTY, &w))
+		return 1;
+	if (mmext_ww_get(w, (void *)(uintptr_t)v.start, v.end - v.start, MMEXT_WW_RESET,
+			 pages, &count) < 0)
+		return 2;
+	count = 8;
+	ret = mmext_ww_get(w, (void *)(uintptr_t)v.start, v.end - v.start, 0, pages, &count);
+	if (ret < 0 || count) {
+		fprintf(stderr, "#      %d, %zu pages written, the first at %p\n", ret, count,
+			count ? pages[0] : NULL);
+		return 3;
+	}
+	mmext_ww_close(w);
+	return 0;
+}
+
+/* The library's own stores during a get must not show as writes to a watched heap. */
+TEST(soft_dirty_get_writes_nothing_to_the_heap)
+{
+	char *x = malloc(64);
+	struct mmext_vma v;
+
+	REQUIRE_FEATURE(MMEXT_FEAT_SOFT_DIRTY);
+	ASSERT_EQ(0, malloc_vma(x, &v));
+	free(x);
+	if (v.kind != MMEXT_VMA_HEAP)
+		SKIP(return, "malloc() does not use [heap] here (a sanitizer's allocator)");
+	EXPECT_EXIT0(t_status_of(sd_heap_stays_clean, NULL, 10));
+}
+
 TEST(heap_can_be_watched)
 {
 	char *x = malloc(64);
