@@ -491,7 +491,9 @@ MMEXT_API int mmext_maps_find(struct mmext_maps *m, uint64_t addr, unsigned int 
 	while ((ret = text_next(m, &m->find, &v)) > 0) {
 		if (v.end <= addr)
 			continue;
-		if (flags & MMEXT_FIND_FILE && v.kind != MMEXT_VMA_FILE)
+		/* As PROCMAP_QUERY has it: named shared anonymous memory is shmem, a file. */
+		if (flags & MMEXT_FIND_FILE && v.kind != MMEXT_VMA_FILE &&
+		    v.kind != MMEXT_VMA_ANON_SHMEM_NAMED)
 			continue;
 		if (v.start > addr && !(flags & MMEXT_FIND_NEXT))
 			return -ENOENT;

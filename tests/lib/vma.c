@@ -346,6 +346,26 @@ TEST_F(maps, named_anonymous_memory)
 	EXPECT_EQ(0, memcmp(v.anon_name, "vma test name", v.anon_name_len));
 }
 
+/*
+ * Shared anonymous memory is shmem, file-backed for MMEXT_FIND_FILE whether or not it
+ * has a name, on every backend: PROCMAP_QUERY's file-backed filter says so.
+ */
+TEST_F(maps, named_shared_anonymous_memory_is_file_backed)
+{
+	char *p = t_map(t_psz(), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS);
+	struct mmext_vma v;
+
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, mmext_maps_find(self->m, (uintptr_t)p, MMEXT_FIND_FILE, &v));
+	EXPECT_EQ((uintptr_t)p, v.start);
+	if (mmext_name_set(p, t_psz(), "vma test shmem"))
+		SKIP(munmap(p, t_psz()); return, "shared anonymous memory cannot be named here");
+	ASSERT_EQ(0, mmext_maps_find(self->m, (uintptr_t)p, MMEXT_FIND_FILE, &v));
+	EXPECT_EQ((uintptr_t)p, v.start);
+	EXPECT_EQ(MMEXT_VMA_ANON_SHMEM_NAMED, v.kind);
+	munmap(p, t_psz());
+}
+
 TEST_F(maps, listing_is_ordered_and_complete)
 {
 	struct mmext_vma v;

@@ -128,7 +128,8 @@ MMEXT_API int mmext_maps_backend(const struct mmext_maps *m);
 
 /* mmext_maps_find() flags */
 #define MMEXT_FIND_NEXT		0x1	/* the VMA containing addr, else the next one */
-#define MMEXT_FIND_FILE		0x2	/* consider file-backed VMAs only */
+/* Consider file-backed VMAs only: kind MMEXT_VMA_FILE or MMEXT_VMA_ANON_SHMEM_NAMED. */
+#define MMEXT_FIND_FILE		0x2
 
 /*
  * Find the VMA containing addr (or with MMEXT_FIND_NEXT the first one above it).
