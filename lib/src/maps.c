@@ -35,6 +35,8 @@ struct mmext_maps {
 	struct text_cursor iter, find;
 	uint64_t iter_addr;	/* ioctl listing: where the next lookup starts */
 	bool iter_done;
+	bool iter_started;	/* the listing returned a VMA since open or rewind */
+	bool iter_gone;		/* its address space was replaced: -ESRCH until rewind */
 	char *name;		/* ioctl names */
 	size_t name_cap;
 	int gate;		/* 0 not looked for yet, 1 none, 2 gate_start..gate_end */
@@ -267,6 +269,32 @@ static bool mm_gone(const struct mmext_maps *m)
 	return state == 'Z' || state == 'X' || flags & PF_KTHREAD;
 }
 
+/*
+ * A maps file reads the address space the process had when it was opened: after an
+ * execve() it reads nothing, and PROCMAP_QUERY on it fails with ESRCH, while the
+ * process lives on with a new one. Opened again from the process's directory, where
+ * nothing read from the old one is pending (a lookup, a listing's start): 0 when the
+ * process has an address space, -ESRCH or -errno. A listing under way fails from now.
+ */
+static int reopen(struct mmext_maps *m)
+{
+	int fd = open_in(m, "maps");
+
+	if (fd < 0)
+		return fd;
+	close(m->fd);
+	m->fd = m->iter.fd = fd;
+	cursor_reset(&m->iter);
+	if (m->iter_started || m->iter_addr)
+		m->iter_gone = true;
+	if (m->find.fd >= 0)
+		close(m->find.fd);
+	m->find.fd = -1;
+	cursor_reset(&m->find);
+	m->gate = 0;
+	return mm_gone(m) ? -ESRCH : 0;
+}
+
 static int ioctl_query(struct mmext_maps *m, uint64_t addr, uint64_t qflags, bool build_id,
 		       struct mmext_vma *vma)
 {
@@ -465,10 +493,40 @@ static int find_gate(struct mmext_maps *m, uint64_t addr, unsigned int flags,
 	return 0;
 }
 
+/*
+ * mmext_maps_find() from the text; 1 when the address space read is gone (the text
+ * holds no VMA at all, or PROCMAP_QUERY says so).
+ */
+static int find_text(struct mmext_maps *m, uint64_t addr, unsigned int flags,
+		     struct mmext_vma *vma)
+{
+	struct mmext_vma v;
+	bool any = false;
+	int ret;
+
+	cursor_reset(&m->find);
+	while ((ret = text_next(m, &m->find, &v)) > 0) {
+		any = true;
+		if (v.end <= addr)
+			continue;
+		/* As PROCMAP_QUERY has it: named shared anonymous memory is shmem, a file. */
+		if (flags & MMEXT_FIND_FILE && v.kind != MMEXT_VMA_FILE &&
+		    v.kind != MMEXT_VMA_ANON_SHMEM_NAMED)
+			continue;
+		if (v.start > addr && !(flags & MMEXT_FIND_NEXT))
+			return -ENOENT;
+		add_build_id(m, &v);
+		*vma = v;
+		return 0;
+	}
+	if (ret < 0)
+		return ret;
+	return !any || mm_gone(m) ? 1 : -ENOENT;
+}
+
 MMEXT_API int mmext_maps_find(struct mmext_maps *m, uint64_t addr, unsigned int flags,
 			      struct mmext_vma *vma)
 {
-	struct mmext_vma v;
 	int ret;
 
 	if (!m || !vma)
@@ -485,25 +543,15 @@ MMEXT_API int mmext_maps_find(struct mmext_maps *m, uint64_t addr, unsigned int 
 		if (flags & MMEXT_FIND_FILE)
 			q |= PROCMAP_QUERY_FILE_BACKED_VMA;
 		ret = ioctl_query(m, addr, q, m->flags & MMEXT_MAPS_BUILD_ID, vma);
+		if (ret == -ESRCH && !reopen(m))
+			ret = ioctl_query(m, addr, q, m->flags & MMEXT_MAPS_BUILD_ID, vma);
 		return ret == -ENOENT ? find_gate(m, addr, flags, vma) : ret;
 	}
-	cursor_reset(&m->find);
-	while ((ret = text_next(m, &m->find, &v)) > 0) {
-		if (v.end <= addr)
-			continue;
-		/* As PROCMAP_QUERY has it: named shared anonymous memory is shmem, a file. */
-		if (flags & MMEXT_FIND_FILE && v.kind != MMEXT_VMA_FILE &&
-		    v.kind != MMEXT_VMA_ANON_SHMEM_NAMED)
-			continue;
-		if (v.start > addr && !(flags & MMEXT_FIND_NEXT))
-			return -ENOENT;
-		add_build_id(m, &v);
-		*vma = v;
-		return 0;
-	}
-	if (!ret && mm_gone(m))
-		return -ESRCH;
-	return ret < 0 ? ret : -ENOENT;
+	ret = find_text(m, addr, flags, vma);
+	/* The address space read is gone: the process may have another. */
+	if (ret == 1 && !reopen(m))
+		ret = find_text(m, addr, flags, vma);
+	return ret == 1 ? -ESRCH : ret;
 }
 
 MMEXT_API int mmext_maps_next(struct mmext_maps *m, struct mmext_vma *vma)
@@ -514,10 +562,17 @@ MMEXT_API int mmext_maps_next(struct mmext_maps *m, struct mmext_vma *vma)
 		return -EFAULT;
 	if (m->owner != mmext__getpid())
 		return -ECHILD;
+	if (m->iter_gone)
+		return -ESRCH;
 	if (m->list_backend == MMEXT_MAPS_TEXT) {
 		ret = text_next(m, &m->iter, vma);
-		if (ret > 0)
+		/* No VMA at all: the address space read is gone, the process may have another. */
+		if (!ret && !m->iter_started && !reopen(m))
+			ret = text_next(m, &m->iter, vma);
+		if (ret > 0) {
+			m->iter_started = true;
 			add_build_id(m, vma);
+		}
 		/* The text of an address space that went away ends early but cleanly. */
 		if (!ret && mm_gone(m))
 			return -ESRCH;
@@ -527,6 +582,9 @@ MMEXT_API int mmext_maps_next(struct mmext_maps *m, struct mmext_vma *vma)
 		return 0;
 	ret = ioctl_query(m, m->iter_addr, PROCMAP_QUERY_COVERING_OR_NEXT_VMA,
 			  m->flags & MMEXT_MAPS_BUILD_ID, vma);
+	if (ret == -ESRCH && !m->iter_addr && !reopen(m))
+		ret = ioctl_query(m, 0, PROCMAP_QUERY_COVERING_OR_NEXT_VMA,
+				  m->flags & MMEXT_MAPS_BUILD_ID, vma);
 	if (ret == -ENOENT)
 		ret = find_gate(m, m->iter_addr, MMEXT_FIND_NEXT, vma);
 	if (ret == -ENOENT) {
@@ -583,4 +641,5 @@ MMEXT_API void mmext_maps_rewind(struct mmext_maps *m)
 	cursor_reset(&m->iter);
 	m->iter_addr = 0;
 	m->iter_done = false;
+	m->iter_started = m->iter_gone = false;
 }

@@ -431,6 +431,87 @@ TEST_F(maps, other_process)
 	mmext_maps_close(m);
 }
 
+/*
+ * A process that executes a program after the handle was opened, where the handle has
+ * looked already: the process lives on, so a lookup, and a listing from its start,
+ * read the program's maps, not -ESRCH, and never an empty listing.
+ */
+static void after_execve(struct __test_metadata *_metadata, uint32_t backend, char *area)
+{
+	char exe[4096], link[64], line[16] = "";
+	int go[2], in[2], out[2], status, n = 0, ret, found = 0;
+	struct mmext_maps *m;
+	struct mmext_vma v;
+	ssize_t len;
+	FILE *f;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(in));
+	ASSERT_EQ(0, pipe(out));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		char c;
+
+		close(in[1]);
+		close(out[0]);
+		close(go[1]);
+		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || read(go[0], &c, 1) != 1)
+			_exit(1);
+		execl("/bin/sh", "sh", "-c", "echo ready; read x", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	m = open_maps(_metadata, pid, backend, 0);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, mmext_maps_find(m, (uintptr_t)area, 0, &v));
+	ASSERT_EQ(1, write(go[1], "x", 1));
+	f = fdopen(out[0], "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(line, sizeof(line), f)) TH_LOG("the shell did not start");
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	len = readlink(link, exe, sizeof(exe) - 1);
+	ASSERT_LT(0, len);
+	exe[len] = '\0';
+
+	EXPECT_EQ(-ENOENT, mmext_maps_find(m, (uintptr_t)area, 0, &v));
+	EXPECT_EQ(0, mmext_maps_find(m, 0, MMEXT_FIND_NEXT, &v));
+	while ((ret = mmext_maps_next(m, &v)) == 1) {
+		n++;
+		found |= !strcmp(v.name, exe);
+	}
+	EXPECT_EQ(0, ret);
+	EXPECT_LT(0, n);
+	EXPECT_TRUE(found) TH_LOG("no VMA of %s among %d", exe, n);
+	mmext_maps_close(m);
+	close(in[1]);
+	fclose(f);
+	close(go[0]);
+	close(go[1]);
+	EXPECT_EQ(pid, waitpid(pid, &status, 0));
+}
+
+TEST_F(maps, other_process_after_execve)
+{
+	after_execve(_metadata, variant->backend, self->area);
+}
+
+/* The same where the kernel has no PROCMAP_QUERY to say that the maps read are gone. */
+TEST(other_process_after_execve_without_procmap_query)
+{
+	char *p = t_map(t_psz(), PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS);
+	int ret = hide_procmap_query();
+
+	if (ret == -EINVAL)
+		SKIP(return, "no seccomp filters in this kernel (CONFIG_SECCOMP_FILTER)");
+	ASSERT_EQ(0, ret);
+	REQUIRE_NO_FEATURE(MMEXT_FEAT_PROCMAP_QUERY);
+	ASSERT_NE(NULL, p);
+	after_execve(_metadata, MMEXT_MAPS_AUTO, p);
+}
+
 /* clone3()'s arguments, up to set_tid (Linux 5.5): older headers lack the fields. */
 struct t_clone_args {
 	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;

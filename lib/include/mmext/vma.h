@@ -20,7 +20,9 @@
  * mmext_maps_close() only frees the handle there.
  *
  * A handle holds the process's /proc directory, not its number: once the process is
- * reaped every call fails with -ESRCH, whoever has its pid by then.
+ * reaped every call fails with -ESRCH, whoever has its pid by then. After the process
+ * executes a program, a lookup, and a listing from its start, read the new program's
+ * maps; a listing under way then fails with -ESRCH until mmext_maps_rewind().
  *
  * Like the file itself, a listing of a process that changes meanwhile may show a
  * VMA twice or show a state between two changes; it never invents a VMA. Both
