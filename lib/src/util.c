@@ -269,6 +269,73 @@ static const char *self_dir(void)
 	return "/proc/self";
 }
 
+/*
+ * The number /proc shows for the process of pidfd: from the fd's fdinfo, read through
+ * that /proc. 0 when it cannot show it, -1 once the process is reaped, -errno.
+ */
+static long proc_number(int pidfd)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/fdinfo/%d", self_dir(), pidfd);
+	n = mmext__read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	p = strstr(buf, "\nPid:\t");
+	return p ? strtol(p + 6, NULL, 10) : -ENOENT;
+}
+
+/*
+ * /proc may be of another pid namespace than the caller's (unshare -pf without a
+ * /proc of its own): there pid would be someone else. A pidfd names the caller's
+ * process pid and says its number in that /proc, which stays its own until it is
+ * reaped: checked once the file is open. Without pidfds (before 5.3, or a thread's
+ * pid) the number is used as it is.
+ */
+static int open_pid(pid_t pid, const char *name, int flags)
+{
+	char path[64];
+	long nr = pid;
+	int pidfd, fd;
+
+#ifdef SYS_pidfd_open
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0 && errno == ESRCH)
+		return -ESRCH;
+#else
+	pidfd = -1;
+#endif
+	if (pidfd >= 0) {
+		nr = proc_number(pidfd);
+		if (nr == -ENOENT) {
+			/* A fdinfo without Pid: (no kernel we know): as without pidfds. */
+			close(pidfd);
+			pidfd = -1;
+			nr = pid;
+		} else if (nr <= 0) {
+			close(pidfd);
+			return nr < -1 ? (int)nr : -ESRCH;
+		}
+	}
+	snprintf(path, sizeof(path), "/proc/%ld/%s", nr, name);
+	fd = open(path, flags | O_CLOEXEC);
+	if (fd < 0)
+		fd = errno == ENOENT ? -ESRCH : -errno;
+#ifdef SYS_pidfd_open
+	/* Not reaped (signal 0 fails with ESRCH only then): nr was its all along. */
+	if (pidfd >= 0) {
+		if (fd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) &&
+		    errno == ESRCH) {
+			close(fd);
+			fd = -ESRCH;
+		}
+		close(pidfd);
+	}
+#endif
+	return fd;
+}
+
 int mmext__open_proc(pid_t pid, const char *name, int flags)
 {
 	char path[64];
@@ -277,9 +344,8 @@ int mmext__open_proc(pid_t pid, const char *name, int flags)
 	if (pid < 0)
 		return -EINVAL;
 	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
-	else
-		snprintf(path, sizeof(path), "%s/%s", self_dir(), name);
+		return open_pid(pid, name, flags);
+	snprintf(path, sizeof(path), "%s/%s", self_dir(), name);
 	fd = open(path, flags | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;

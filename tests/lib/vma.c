@@ -640,6 +640,63 @@ static int reuse_outer(void *arg)
 }
 
 /*
+ * Pid 1 of a new pid namespace under the /proc of the one above, as unshare -pf
+ * leaves it: its own pid names another process there. A handle on that pid reads
+ * this process's maps.
+ */
+static int own_pid_under_outer_proc(void *arg)
+{
+	static const uint32_t backends[] = { MMEXT_MAPS_TEXT, MMEXT_MAPS_AUTO, MMEXT_MAPS_IOCTL };
+	MMEXT_OPTS(mmext_maps_opts, o);
+	size_t psz = t_psz(), i;
+	char *p = t_map(3 * psz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS);
+	struct mmext_maps *m;
+	struct mmext_vma v;
+	int ret;
+
+	(void)arg;
+	if (!p || mprotect(p + psz, psz, PROT_READ))
+		return 1;
+	for (i = 0; i < 3; i++) {
+		o.backend = backends[i];
+		ret = mmext_maps_open(getpid(), &o, &m);
+		if (ret == -EOPNOTSUPP)
+			continue;
+		if (!ret) {
+			ret = mmext_maps_find(m, (uintptr_t)p + psz, 0, &v);
+			mmext_maps_close(m);
+		}
+		if (ret || v.start != (uintptr_t)p + psz || v.end != (uintptr_t)p + 2 * psz) {
+			fprintf(stderr, "#      backend %u: %d, %#llx-%#llx\n", backends[i], ret,
+				ret ? 0ULL : (unsigned long long)v.start,
+				ret ? 0ULL : (unsigned long long)v.end);
+			return 2;
+		}
+	}
+	return 0;
+}
+
+static int in_new_pid_namespace(void *arg)
+{
+	int status;
+
+	if (unshare(CLONE_NEWPID))
+		return 77;
+	status = t_child_status(own_pid_under_outer_proc, arg);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+TEST(own_pid_in_a_pid_namespace_without_its_proc)
+{
+	int status = t_child_status(in_new_pid_namespace, NULL);
+
+	ASSERT_NE(-1, status);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+		SKIP(return, "cannot make a pid namespace (needs root)");
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
+}
+
+/*
  * A handle names one process, not a number: once that process is reaped, every
  * call fails with -ESRCH, even when another process has its pid by then.
  */

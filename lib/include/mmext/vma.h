@@ -110,8 +110,9 @@ struct mmext_maps_opts {
 struct mmext_maps;
 
 /*
- * Open the maps of pid (0 = the calling process). Returns 0 and *out, or -errno:
- * -ESRCH no such process, -EACCES/-EPERM not allowed, -EINVAL bad pid/flags/backend,
+ * Open the maps of pid (0 = the calling process), a pid of the caller's pid namespace
+ * even where /proc was mounted for another one. Returns 0 and *out, or -errno:
+ * -ESRCH no such process (or one that such a /proc cannot show), -EACCES/-EPERM not allowed, -EINVAL bad pid/flags/backend,
  * -E2BIG unknown nonzero options, -EOPNOTSUPP IOCTL forced on a kernel without it
  * (or the probe's reason when it could not run: -EMFILE with no fd left for it),
  * -ENOMEM.
