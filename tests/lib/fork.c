@@ -172,24 +172,16 @@ static int child_forks(void)
 	return 0;
 }
 
-static int fork_while_stuck_forking(void *arg)
-{
-	(void)arg;
-	return t_while_stuck(MMEXT_COW_PTE_SYSFS, fork_and_reap, child_forks);
-}
-
 /*
  * A thread stuck in mmext_fork() (in the probe of COW page tables, whose marker
  * blocks) while another thread forks plainly: the child's mmext_fork() works.
  */
 TEST(fork_while_an_mmext_fork_is_stuck)
 {
-	int status = t_child_status(fork_while_stuck_forking, NULL);
+	struct t_while_stuck w = { MMEXT_COW_PTE_SYSFS, fork_and_reap, child_forks };
 
-	ASSERT_NE(-1, status);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == T_NO_STANDIN)
-		SKIP(return, "cannot stand a marker file in (needs root and mount namespaces)");
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
+	T_EXPECT_CHILD_OK(t_child_status(t_while_stuck, &w),
+			  "cannot stand a marker file in (needs root and mount namespaces)");
 }
 
 /* A probe of COW page tables: with its marker blocking, it holds the probe lock. */
@@ -266,12 +258,8 @@ static int init_while_stuck(void *arg)
 
 TEST(pid_one_forks_into_a_new_pid_namespace_while_a_probe_is_stuck)
 {
-	int status = t_child_status(init_while_stuck, NULL);
-
-	ASSERT_NE(-1, status);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == T_NO_STANDIN)
-		SKIP(return, "cannot stand a marker file in or make a pid namespace (needs root)");
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
+	T_EXPECT_CHILD_OK(t_child_status(init_while_stuck, NULL),
+			  "cannot stand a marker file in or make a pid namespace (needs root)");
 }
 
 /*
@@ -349,12 +337,8 @@ static int grandchild_reuses_pid(void *arg)
 
 TEST(grandchild_with_the_pid_of_a_stuck_prober)
 {
-	int status = t_child_status(grandchild_reuses_pid, NULL);
-
-	ASSERT_NE(-1, status);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == T_NO_STANDIN)
-		SKIP(return, "cannot stand a marker file in or choose a pid (needs root)");
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
+	T_EXPECT_CHILD_OK(t_child_status(grandchild_reuses_pid, NULL),
+			  "cannot stand a marker file in or choose a pid (needs root)");
 }
 
 /*

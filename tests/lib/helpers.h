@@ -108,6 +108,15 @@ static inline int t_fork_while(void *(*loop)(void *), int (*child)(void *))
 	return ok ? i : -i;
 }
 
+/* In a TEST, t_fork_while()'s result: the thread started and every child passed. */
+#define T_EXPECT_FORKS_OK(forks)						\
+	do {									\
+		int __forks = (forks);						\
+		ASSERT_NE(0, __forks);						\
+		EXPECT_LT(0, __forks);						\
+		TH_LOG("%d forks", __forks < 0 ? -__forks : __forks);		\
+	} while (0)
+
 /*
  * In a private mount namespace (a tmpfs over /sys/kernel/mm), make the marker file
  * at path a FIFO that is open for writing but never written: a library call that
@@ -180,6 +189,21 @@ static inline int t_stuck_start(struct t_stuck *s)
 #define T_NO_STANDIN	90	/* no private mount namespace or tmpfs: SKIP */
 #define T_NOT_STUCK	91
 
+/*
+ * In a TEST, the wait status of a child that runs it (t_child_status()): -1 fails
+ * the test, an exit with T_NO_STANDIN skips it with the reason given, any other
+ * status than exit 0 fails it.
+ */
+#define T_EXPECT_CHILD_OK(status, ...)						\
+	do {									\
+		int __status = (status);					\
+		ASSERT_NE(-1, __status);					\
+		if (WIFEXITED(__status) && WEXITSTATUS(__status) == T_NO_STANDIN) \
+			SKIP(return, __VA_ARGS__);				\
+		EXPECT_TRUE(WIFEXITED(__status) && WEXITSTATUS(__status) == 0)	\
+			TH_LOG("status %#x", __status);				\
+	} while (0)
+
 static int (*t_stuck_child)(void);
 
 static inline int t_stuck_child_main(void *arg)
@@ -189,20 +213,27 @@ static inline int t_stuck_child_main(void *arg)
 	return t_stuck_child();
 }
 
+struct t_while_stuck {
+	const char *marker;	/* a path under /sys/kernel/mm */
+	void (*call)(void);
+	int (*child)(void);
+};
+
 /*
- * With marker (a path under /sys/kernel/mm) blocking, one thread stuck in call()
- * inside the library, then in a forked child child(), which must return 0 within
- * 5 s. For a process of its own (t_child_status()): an atfork handler that waits
- * for a lock the stuck thread holds hangs fork() itself, and the alarm ends it.
+ * With w->marker blocking, one thread stuck in w->call() inside the library, then
+ * in a forked child w->child(), which must return 0 within 5 s. For a process of its
+ * own: t_child_status(t_while_stuck, &w). An atfork handler that waits for a lock
+ * the stuck thread holds hangs fork() itself, and the alarm ends it.
  */
-static inline int t_while_stuck(const char *marker, void (*call)(void), int (*child)(void))
+static inline int t_while_stuck(void *arg)
 {
-	struct t_stuck s = { .call = call };
+	const struct t_while_stuck *w = arg;
+	struct t_stuck s = { .call = w->call };
 	int fd, status;
 
 	alarm(10);
-	t_stuck_child = child;
-	fd = t_blocking_marker(marker);
+	t_stuck_child = w->child;
+	fd = t_blocking_marker(w->marker);
 	if (fd < 0)
 		return T_NO_STANDIN;
 	mmext_probe_reset();

@@ -394,11 +394,7 @@ static int child_maps_in_time(void *arg)
  */
 TEST(fork_while_another_thread_maps)
 {
-	int forks = t_fork_while(map_unmap_loop, child_maps_in_time);
-
-	ASSERT_NE(0, forks);
-	EXPECT_LT(0, forks);
-	TH_LOG("%d forks", forks < 0 ? -forks : forks);
+	T_EXPECT_FORKS_OK(t_fork_while(map_unmap_loop, child_maps_in_time));
 }
 
 /* AUTO tries the kernel backend first: the cache's lock, then the probe's marker. */
@@ -425,24 +421,16 @@ static int child_maps(void)
 	return ret;
 }
 
-static int fork_while_stuck_mapping(void *arg)
-{
-	(void)arg;
-	return t_while_stuck(MMEXT_REFPAGE_SYSFS, map_auto, child_maps);
-}
-
 /*
  * A thread stuck inside a map (in the probe of reference pages, under the cache's
  * lock) while another forks: the fork goes ahead and the child maps.
  */
 TEST(fork_while_a_map_is_stuck)
 {
-	int status = t_child_status(fork_while_stuck_mapping, NULL);
+	struct t_while_stuck w = { MMEXT_REFPAGE_SYSFS, map_auto, child_maps };
 
-	ASSERT_NE(-1, status);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == T_NO_STANDIN)
-		SKIP(return, "cannot stand a marker file in (needs root and mount namespaces)");
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
+	T_EXPECT_CHILD_OK(t_child_status(t_while_stuck, &w),
+			  "cannot stand a marker file in (needs root and mount namespaces)");
 }
 
 static int exit_while_stuck_mapping(void *arg)
@@ -463,12 +451,8 @@ static int exit_while_stuck_mapping(void *arg)
 /* exit() while another thread is inside a map: the process ends, now. */
 TEST(exit_while_a_map_is_stuck)
 {
-	int status = t_child_status(exit_while_stuck_mapping, NULL);
-
-	ASSERT_NE(-1, status);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == T_NO_STANDIN)
-		SKIP(return, "cannot stand a marker file in (needs root and mount namespaces)");
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
+	T_EXPECT_CHILD_OK(t_child_status(exit_while_stuck_mapping, NULL),
+			  "cannot stand a marker file in (needs root and mount namespaces)");
 }
 
 TEST_F(pattern, reset_bad_input)
@@ -1432,13 +1416,9 @@ static int pid_one_child_while_mapping(void *arg)
 TEST(kernel_cache_child_with_its_parents_pid)
 {
 #if X86_64_BUILD
-	int status = t_child_status(pid_one_child_while_mapping, NULL);
-
-	ASSERT_NE(-1, status);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == T_NO_STANDIN)
-		SKIP(return, "cannot stand memfd_create() in for refpage_create(), trap "
-			     "mmap() or make a pid namespace (needs root)");
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
+	T_EXPECT_CHILD_OK(t_child_status(pid_one_child_while_mapping, NULL),
+			  "cannot stand memfd_create() in for refpage_create(), trap "
+			  "mmap() or make a pid namespace (needs root)");
 #else
 	SKIP(return, "the stand-in marker's number is x86-64's");
 #endif

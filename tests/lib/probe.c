@@ -245,11 +245,7 @@ static int child_probes_in_time(void *arg)
 /* Forks while another thread probes: the child's probe must not deadlock. */
 TEST(fork_while_another_thread_probes)
 {
-	int forks = t_fork_while(reprobe_loop, child_probes_in_time);
-
-	ASSERT_NE(0, forks);
-	EXPECT_LT(0, forks);
-	TH_LOG("%d forks", forks < 0 ? -forks : forks);
+	T_EXPECT_FORKS_OK(t_fork_while(reprobe_loop, child_probes_in_time));
 }
 
 static void probe_cow_pte(void)
@@ -271,24 +267,16 @@ static int child_probes(void)
 	return mmext_probe(MMEXT_FEAT_ANON_NAME, &st) ? 3 : 0;
 }
 
-static int fork_while_stuck_probing(void *arg)
-{
-	(void)arg;
-	return t_while_stuck(MMEXT_COW_PTE_SYSFS, probe_cow_pte, child_probes);
-}
-
 /*
  * A thread stuck in a probe (its marker file blocks) while another forks: the fork
  * goes ahead, and the child probes as if nobody had held anything.
  */
 TEST(fork_while_a_probe_is_stuck)
 {
-	int status = t_child_status(fork_while_stuck_probing, NULL);
+	struct t_while_stuck w = { MMEXT_COW_PTE_SYSFS, probe_cow_pte, child_probes };
 
-	ASSERT_NE(-1, status);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == T_NO_STANDIN)
-		SKIP(return, "cannot stand a marker file in (needs root and mount namespaces)");
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
+	T_EXPECT_CHILD_OK(t_child_status(t_while_stuck, &w),
+			  "cannot stand a marker file in (needs root and mount namespaces)");
 }
 
 /* Let only n more fds be opened (the harness runs each test in its own process). */

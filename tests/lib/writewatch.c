@@ -951,14 +951,9 @@ static int sd_child_with_its_parents_pid(void *arg)
 
 TEST(soft_dirty_child_with_its_parents_pid)
 {
-	int status;
-
 	REQUIRE_FEATURE(MMEXT_FEAT_SOFT_DIRTY);
-	status = t_status_of(sd_child_with_its_parents_pid, NULL, 10);
-	ASSERT_NE(-1, status);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == T_NO_STANDIN)
-		SKIP(return, "cannot make a pid namespace (needs root)");
-	EXPECT_EXIT0(status);
+	T_EXPECT_CHILD_OK(t_status_of(sd_child_with_its_parents_pid, NULL, 10),
+			  "cannot make a pid namespace (needs root)");
 }
 
 /*
