@@ -55,7 +55,7 @@ int mmext__range(const void *addr, size_t len, uintptr_t *endp);
 /* Read a small file into buf (NUL-terminated). Returns bytes read or -errno. */
 ssize_t mmext__read_file(const char *path, char *buf, size_t size);
 
-/* Read a decimal number from a marker file; -errno when absent or malformed. */
+/* Read a number (0 to INT_MAX) from a marker file; -errno when absent or malformed. */
 int mmext__read_marker(const char *path, long *val);
 
 /* Open "/proc/self/NAME" or "/proc/PID/NAME"; -errno (ESRCH for a missing pid). */

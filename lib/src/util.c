@@ -2,6 +2,7 @@
 /* Small helpers used across the library. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,7 +248,8 @@ int mmext__read_marker(const char *path, long *val)
 		return n;
 	errno = 0;
 	v = strtol(buf, &end, 10);
-	if (end == buf || errno || (*end && *end != '\n') || v < 0)
+	/* A prctl option is an int: a larger number would be cut down to another one. */
+	if (end == buf || errno || (*end && *end != '\n') || v < 0 || v > INT_MAX)
 		return -EINVAL;
 	*val = v;
 	return 0;

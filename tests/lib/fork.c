@@ -5,6 +5,8 @@
  * mmext_cow_pte_set()/get(): the setting, which children inherit and which
  * mmext_fork() leaves on.
  */
+#include <sys/prctl.h>
+
 #include "helpers.h"
 #include "harness.h"
 
@@ -339,6 +341,41 @@ TEST(grandchild_with_the_pid_of_a_stuck_prober)
 {
 	T_EXPECT_CHILD_OK(t_child_status(grandchild_reuses_pid, NULL),
 			  "cannot stand a marker file in or choose a pid (needs root)");
+}
+
+/*
+ * A COW page-table marker whose number is no prctl option (above INT_MAX), in a tmpfs
+ * over /sys/kernel/mm: the number is refused, never cut down to another option (here
+ * 1, PR_SET_PDEATHSIG).
+ */
+static int marker_out_of_range(void *arg)
+{
+	struct mmext_feature_status st;
+	int sig = 0;
+	FILE *f;
+
+	(void)arg;
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("mmext-test", "/sys/kernel/mm", "tmpfs", 0, NULL) ||
+	    mkdir("/sys/kernel/mm/cow_pte", 0755))
+		return T_NO_STANDIN;
+	f = fopen(MMEXT_COW_PTE_SYSFS, "w");
+	if (!f || fprintf(f, "%lld\n", (1LL << 32) + PR_SET_PDEATHSIG) < 0 || fclose(f))
+		return T_NO_STANDIN;
+	mmext_probe_reset();
+	if (mmext_probe(MMEXT_FEAT_COW_PTE, &st) || st.available || st.reason != EINVAL)
+		return 2;
+	if (mmext_cow_pte_get() != -EOPNOTSUPP || mmext_cow_pte_set(1) != -EOPNOTSUPP)
+		return 3;
+	if (prctl(PR_GET_PDEATHSIG, &sig) || sig)
+		return 4;
+	return 0;
+}
+
+TEST(marker_number_beyond_a_prctl_option)
+{
+	T_EXPECT_CHILD_OK(t_child_status(marker_out_of_range, NULL),
+			  "cannot stand a marker file in (needs root and mount namespaces)");
 }
 
 /*
