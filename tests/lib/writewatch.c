@@ -716,19 +716,30 @@ static int malloc_vma(volatile char *x, struct mmext_vma *v)
 	return ret;
 }
 
+/* A watch with backend over [heap]: 0, 10 when malloc() does not use [heap], else 1. */
+static int watch_heap(int backend, struct mmext_vma *v, struct mmext_ww **w)
+{
+	volatile char *x = malloc(64);
+
+	if (malloc_vma(x, v) || v->kind != MMEXT_VMA_HEAP)
+		return 10;
+	return open_watch((void *)(uintptr_t)v->start, v->end - v->start, backend, w) ? 1 : 0;
+}
+
 /* Watching [heap]: the library's own record must not live there. */
 static int watch_the_heap(void *arg)
 {
-	volatile char *x = malloc(64);
+	volatile char *x;
 	struct mmext_vma v;
 	struct mmext_ww *w;
 	void *pages[8];
 	size_t count = 8;
+	int ret = watch_heap(MMEXT_WW_AUTO, &v, &w);
 
-	if (malloc_vma(x, &v) || v.kind != MMEXT_VMA_HEAP)
-		return 10;
-	if (open_watch((void *)(uintptr_t)v.start, v.end - v.start, MMEXT_WW_AUTO, &w))
-		return 1;
+	(void)arg;
+	if (ret)
+		return ret;
+	x = malloc(64);
 	x[0] = 1;
 	if (mmext_ww_get(w, (void *)(uintptr_t)v.start, v.end - v.start, 0, pages, &count) < 0 ||
 	    !count)
@@ -740,18 +751,15 @@ static int watch_the_heap(void *arg)
 /* Soft-dirty over [heap], nothing written: a get+reset, then a get that finds nothing. */
 static int sd_heap_stays_clean(void *arg)
 {
-	volatile char *x = malloc(64);
 	struct mmext_vma v;
 	struct mmext_ww *w;
 	void *pages[8];
 	size_t count = 8;
-	int ret;
+	int ret = watch_heap(MMEXT_WW_SOFT_DIRTY, &v, &w);
 
 	(void)arg;
-	if (malloc_vma(x, &v) || v.kind != MMEXT_VMA_HEAP)
-		return 10;
-	if (open_watch((void *)(uintptr_t)v.start, v.end - v.start, MMEXT_WW_SOFT_DIRTY, &w))
-		return 1;
+	if (ret)
+		return ret;
 	if (mmext_ww_get(w, (void *)(uintptr_t)v.start, v.end - v.start, MMEXT_WW_RESET,
 			 pages, &count) < 0)
 		return 2;
@@ -766,31 +774,29 @@ static int sd_heap_stays_clean(void *arg)
 	return 0;
 }
 
-/* The library's own stores during a get must not show as writes to a watched heap. */
-TEST(soft_dirty_get_writes_nothing_to_the_heap)
+/* fn in a child, where feature f is available and malloc() uses [heap]. */
+static void heap_test(struct __test_metadata *_metadata, int f, int (*fn)(void *))
 {
 	char *x = malloc(64);
 	struct mmext_vma v;
 
-	REQUIRE_FEATURE(MMEXT_FEAT_SOFT_DIRTY);
+	REQUIRE_FEATURE(f);
 	ASSERT_EQ(0, malloc_vma(x, &v));
 	free(x);
 	if (v.kind != MMEXT_VMA_HEAP)
 		SKIP(return, "malloc() does not use [heap] here (a sanitizer's allocator)");
-	EXPECT_EXIT0(t_status_of(sd_heap_stays_clean, NULL, 10));
+	EXPECT_EXIT0(t_status_of(fn, NULL, 10));
+}
+
+/* The library's own stores during a get must not show as writes to a watched heap. */
+TEST(soft_dirty_get_writes_nothing_to_the_heap)
+{
+	heap_test(_metadata, MMEXT_FEAT_SOFT_DIRTY, sd_heap_stays_clean);
 }
 
 TEST(heap_can_be_watched)
 {
-	char *x = malloc(64);
-	struct mmext_vma v;
-
-	REQUIRE_FEATURE(MMEXT_FEAT_WRITEWATCH);
-	ASSERT_EQ(0, malloc_vma(x, &v));
-	free(x);
-	if (v.kind != MMEXT_VMA_HEAP)
-		SKIP(return, "malloc() does not use [heap] here (a sanitizer's allocator)");
-	EXPECT_EXIT0(t_status_of(watch_the_heap, NULL, 10));
+	heap_test(_metadata, MMEXT_FEAT_WRITEWATCH, watch_the_heap);
 }
 
 /*
