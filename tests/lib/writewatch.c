@@ -807,6 +807,54 @@ static const int every_backend[] = {
 	MMEXT_WW_PAGEMAP_SCAN, MMEXT_WW_SOFT_DIRTY, MMEXT_WW_MPROTECT,
 };
 
+/*
+ * A watch sees writes through this process's page tables only: a fork child's store
+ * to shared memory in the range, or pwrite() to the file mapped there, changes the
+ * pages without being reported, as the header says.
+ */
+TEST(writes_by_others_to_shared_memory_are_not_seen)
+{
+	size_t psz = t_psz(), count;
+	int fd = memfd_create("mmext-ww-shared", MFD_CLOEXEC), b, tested = 0, status;
+	char *p;
+	void *pages[4];
+	struct mmext_ww *w;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, 4 * psz));
+	p = mmap(NULL, 4 * psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 1, 4 * psz);
+	for (b = 0; b < (int)ARRAY_SIZE(every_backend); b++) {
+		if (open_watch(p, 4 * psz, every_backend[b], &w))
+			continue;
+		tested++;
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			p[psz] = 2;
+			_exit(0);
+		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_EQ(1, pwrite(fd, "\3", 1, 2 * psz));
+		EXPECT_EQ(2, p[psz]);
+		EXPECT_EQ(3, p[2 * psz]);
+		count = 4;
+		EXPECT_EQ(0, mmext_ww_get(w, p, 4 * psz, 0, pages, &count));
+		EXPECT_EQ(0, count) TH_LOG("%s", mmext_ww_backend_name(every_backend[b]));
+		p[3 * psz] = 4;
+		count = 4;
+		EXPECT_EQ(0, mmext_ww_get(w, p, 4 * psz, 0, pages, &count));
+		EXPECT_EQ(1, count);
+		mmext_ww_close(w);
+	}
+	munmap(p, 4 * psz);
+	close(fd);
+	if (!tested)
+		SKIP(return, "no backend can watch here");
+}
+
 /* The permissions column of the /proc/self/maps line of addr into perms[5]; 0 or -1. */
 static int t_perms(const void *addr, char perms[5])
 {

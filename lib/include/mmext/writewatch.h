@@ -10,7 +10,8 @@
  *
  * PAGEMAP_SCAN  userfaultfd asynchronous write-protect (WP_ASYNC + WP_UNPOPULATED,
  *               Linux 6.7) read and re-armed with the PAGEMAP_SCAN ioctl. Get+reset
- *               is atomic: no write is ever lost. Works on anonymous, shmem and file
+ *               is atomic: no write through the process's own mappings is lost
+ *               (see below for others'). Works on anonymous, shmem and file
  *               memory. The userfaultfd is opened with UFFD_USER_MODE_ONLY, which
  *               vm.unprivileged_userfaultfd=0 allows, else through /dev/userfaultfd.
  *               A range can be watched by only one userfaultfd at a time (-EBUSY).
@@ -40,7 +41,9 @@
  * Every backend turns transparent huge pages off on the watched range with
  * MADV_NOHUGEPAGE (and does not turn them back on): a huge page would be reported
  * written as a whole. Pages that were written and then swapped out are reported as
- * written. A range may cover several VMAs but no holes, and no hugetlb memory
+ * written. Every backend sees the writes made through the calling process's page
+ * tables only: on shared memory or a shared file mapping, a store by another process
+ * (a fork child too) or a write(2) to the file changes pages that are not reported. A range may cover several VMAs but no holes, and no hugetlb memory
  * (-EINVAL): PAGEMAP_SCAN can re-protect a huge page only whole, so a get with fewer
  * slots than it has pages could never reset it, and soft-dirty never sees a write to
  * it once cleared.
