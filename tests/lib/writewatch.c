@@ -312,6 +312,18 @@ TEST_F(ww, range_spanning_several_vmas)
 	EXPECT_EQ(0, get(_metadata, self, 0, NPAGES, 0, NPAGES, 0));
 }
 
+/* Memory unmapped after the open is a hole a get skips, as the header says. */
+TEST_F(ww, unmapped_part_is_a_hole)
+{
+	self->area[3 * self->psz] = 1;
+	self->area[40 * self->psz] = 1;
+	ASSERT_EQ(0, munmap(self->area + 16 * self->psz, 16 * self->psz));
+	ASSERT_EQ(2, get(_metadata, self, 0, NPAGES, MMEXT_WW_RESET, NPAGES, 0));
+	EXPECT_EQ(3, idx(self, 0));
+	EXPECT_EQ(40, idx(self, 1));
+	EXPECT_EQ(0, get(_metadata, self, 0, NPAGES, 0, NPAGES, 0));
+}
+
 /* The kernel writing on our behalf (read(2) into the range) counts as a write. */
 TEST_F(ww, syscall_writes_are_recorded)
 {

@@ -43,10 +43,12 @@
  * written as a whole. Pages that were written and then swapped out are reported as
  * written. Every backend sees the writes made through the calling process's page
  * tables only: on shared memory or a shared file mapping, a store by another process
- * (a fork child too) or a write(2) to the file changes pages that are not reported. A range may cover several VMAs but no holes, and no hugetlb memory
- * (-EINVAL): PAGEMAP_SCAN can re-protect a huge page only whole, so a get with fewer
- * slots than it has pages could never reset it, and soft-dirty never sees a write to
- * it once cleared.
+ * (a fork child too) or a write(2) to the file changes pages that are not reported.
+ * A range may cover several VMAs but no holes, and no hugetlb memory (-EINVAL):
+ * PAGEMAP_SCAN can re-protect a huge page only whole, so a get with fewer slots than
+ * it has pages could never reset it, and soft-dirty never sees a write to it once
+ * cleared. Memory unmapped after the open is a hole to a get: nothing is reported
+ * there, and the call succeeds.
  *
  * Apart from soft-dirty's process-wide clear, the library changes no memory but the
  * watched range: closing a watch after its memory was unmapped leaves whatever is
