@@ -4,9 +4,9 @@
 #
 #   kernel.sh [--base 6.12|7.3] COMMAND   (the base also from MMEXT_BASE; default 6.12)
 #   kernel.sh prepare          extract the pinned base into build/linux, apply the queue
-#   kernel.sh import [-f]      re-apply kernel/series to build/linux (keeps mtimes of
+#   kernel.sh import [-f]      re-apply the base's series to build/linux (keeps mtimes of
 #                              unchanged files, so only what a changed patch touches rebuilds)
-#   kernel.sh export           write build/linux's commits back to kernel/patches + series
+#   kernel.sh export           write build/linux's commits back to the base's patches/ + series
 #   kernel.sh build VARIANT    build bzImage and uapi headers (VARIANT: stock|patched; DEBUG=1
 #                              adds KASAN and kmemleak, BENCH=1 drops lockdep and DEBUG_VM,
 #                              FUZZ=1 is DEBUG=1 plus KCOV (syzkaller's kernel), KCSAN=1
@@ -23,9 +23,10 @@
 #   kernel.sh outdir VARIANT   print the build directory of VARIANT (as DEBUG, BENCH, FUZZ,
 #                              KCSAN select: build/out/VARIANT[-distro][-debug|-bench|...])
 #   kernel.sh image VARIANT    print the path of VARIANT's bzImage in that directory
-# Paths are 6.12's; another base works in build/<base>/ (scripts/lib.sh: base_build) from
-# the queue in kernel/bases/<base>/. scripts/lib.sh alone maps a variant to its directory
-# (variant_dir): programs that are not scripts ask outdir or image.
+# A base's queue is kernel/<base>/ (series, patches/, config/ beside the shared
+# kernel/config/). Paths are 6.12's; another base works in build/<base>/ (scripts/lib.sh:
+# base_build). scripts/lib.sh alone maps a variant to its directory (variant_dir): programs
+# that are not scripts ask outdir or image.
 set -euo pipefail
 if [ "${1:-}" = --base ]; then export MMEXT_BASE=${2:?--base needs 6.12 or 7.3}; shift 2; fi
 . "$(dirname "$0")/lib.sh"
@@ -86,9 +87,9 @@ check_base_pkg() {
 		apt-get update >&2 || true
 		apt-get install -y --allow-downgrades "$MMEXT_BASE_PKG=$MMEXT_BASE_VERSION" >&2 ||
 			die "$MMEXT_BASE_PKG $MMEXT_BASE_VERSION is not in the Debian archive any more" \
-			    "(it keeps only a few recent 6.12 builds). Available: $(apt-cache madison \
-			    "$MMEXT_BASE_PKG" | awk '{print $3}' | xargs). Move the pin in kernel/base.conf" \
-			    "and regenerate tests/selftests-baseline.txt."
+			    "(it keeps only a few recent builds of a release). Available: $(apt-cache madison \
+			    "$MMEXT_BASE_PKG" | awk '{print $3}' | xargs). Move the pin in $QUEUE_DIR/base.conf" \
+			    "and regenerate $QUEUE_DIR/selftests-baseline.txt."
 	fi
 }
 
@@ -149,7 +150,7 @@ cmd_import() {
 	read -r stamp_hash stamp_head < "$STAMP"
 	head=$(git_k rev-parse HEAD)
 	if [ "$head" != "$stamp_head" ] && [ $force = 0 ]; then
-		die "build/linux has commits that are not in kernel/ (HEAD moved since the last" \
+		die "$KTREE has commits that are not in $QUEUE_DIR (HEAD moved since the last" \
 		    "import/export): run 'scripts/kernel.sh export' first, or 'import -f' to drop them"
 	fi
 	if [ "$want" = "$stamp_hash" ] && [ "$head" = "$stamp_head" ]; then
@@ -169,7 +170,7 @@ cmd_import() {
 	git_k reset -q --hard "$BASE_TAG"
 	local p n=0
 	while read -r p; do
-		[ -f "$QUEUE_DIR/patches/$p" ] || die "series names $p, which is not in kernel/patches"
+		[ -f "$QUEUE_DIR/patches/$p" ] || die "series names $p, which is not in $QUEUE_DIR/patches"
 		# --whitespace=error: checkpatch.pl does not see a blank line added at a file's end.
 		git_k am -q --keep-cr --whitespace=error "$QUEUE_DIR/patches/$p" ||
 			die "patch $p does not apply cleanly; fix it in build/linux ('git am --show-current-patch')"
@@ -193,7 +194,7 @@ sync_tree() {
 	head=$(git_k rev-parse HEAD)
 	if [ "$head" != "$stamp_head" ] || [ -n "$(git_k status --porcelain --untracked-files=no)" ]; then
 		say "warning: building build/linux as it is: it has $(git_k rev-list --count "$BASE_TAG..HEAD")" \
-		    "commits and changes that may not be in kernel/ (export them with 'make export-queue')"
+		    "commits and changes that may not be in $QUEUE_DIR (export them with 'make export-queue')"
 		return 0
 	fi
 	cmd_import
@@ -214,12 +215,13 @@ cmd_export() {
 		(cd "$QUEUE_DIR/patches" && ls -1 -- *.patch 2>/dev/null || true)
 	} > "$QUEUE_DIR/series"
 	echo "$(queue_hash) $(git_k rev-parse HEAD)" > "$STAMP"
-	say "exported $n patches to kernel/patches"
+	say "exported $n patches to $QUEUE_DIR/patches"
 }
 
-# config_frags VARIANT: every base takes kernel/config/; a base whose kernel needs an option
-# spelled otherwise adds kernel/bases/<base>/config/<same name>, merged after the shared
-# fragment. A queue's patched.config holds options only that queue defines (patched only).
+# config_frags VARIANT: every base takes the shared fragments of kernel/config/; a base whose
+# kernel needs an option spelled otherwise adds kernel/<base>/config/<same name>, merged
+# after the shared fragment. A base's config/patched.config holds options only its queue
+# defines (patched only).
 # A -distro variant starts from Debian's configuration and distro.config instead of
 # tinyconfig and base.config, and has the checks only with DEBUG=1.
 config_frags() {
@@ -236,8 +238,7 @@ config_frags() {
 		bench|fuzz|kcsan) case $1 in *-$f) ;; *) continue ;; esac ;;
 		esac
 		echo "$CONFIG_DIR/$f.config"
-		[ "$QUEUE_DIR" = "$MMEXT_ROOT/kernel" ] || [ ! -f "$QUEUE_DIR/config/$f.config" ] ||
-			echo "$QUEUE_DIR/config/$f.config"
+		[ ! -f "$QUEUE_DIR/config/$f.config" ] || echo "$QUEUE_DIR/config/$f.config"
 	done
 	return 0
 }

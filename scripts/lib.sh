@@ -19,16 +19,15 @@ usage() {
 }
 
 # The kernel base: 6.12 (Debian's LTS, the default) or mainline 7.3 (MMEXT_BASE=7.3, or
-# --base 7.3 where a script takes it). 6.12's queue is kernel/ itself; another base's
-# queue, base.conf, cover letters and selftest baseline live in kernel/bases/<base>/.
+# --base 7.3 where a script takes it). Each base is a directory of kernel/ with a
+# base.conf: its queue (series, patches/, covers/), its config fragments (config/, merged
+# after the shared ones of kernel/config/) and its selftest baselines.
 MMEXT_BASE=${MMEXT_BASE:-6.12}
 base_queue() {
-	case $1 in
-	6.12) echo "$MMEXT_ROOT/kernel" ;;
-	*) [ -f "$MMEXT_ROOT/kernel/bases/$1/base.conf" ] ||
-		die "unknown base '$1' (6.12, or a directory of kernel/bases)"
-	   echo "$MMEXT_ROOT/kernel/bases/$1" ;;
-	esac
+	case $1 in ''|*/*) die "unknown base '$1'" ;; esac
+	[ -f "$MMEXT_ROOT/kernel/$1/base.conf" ] ||
+		die "unknown base '$1' (a directory of kernel/ with a base.conf)"
+	echo "$MMEXT_ROOT/kernel/$1"
 }
 # The only map from a base to its build directory: 6.12 builds in build/, any other
 # base in build/<base>/ (its trees, objects, selftests, initramfs and logs).
@@ -38,7 +37,7 @@ base_build() {
 }
 BASE_QUEUE=$(base_queue "$MMEXT_BASE") || exit 1
 BASE_BUILD=$(base_build "$MMEXT_BASE") || exit 1
-# shellcheck source=../kernel/base.conf
+# shellcheck source=../kernel/6.12/base.conf
 . "$BASE_QUEUE/base.conf"
 
 KTREE=$BASE_BUILD/linux          # git tree: pristine base commit + the queue

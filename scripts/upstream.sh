@@ -5,13 +5,13 @@
 #
 #   upstream.sh [--base 6.12|7.3]...     (default: every base)
 #
-# A series is a cover letter, covers/<series>.txt in the base's queue (kernel/covers/
-# for 6.12, kernel/bases/<base>/covers/ for another base): the [PATCH 0/N] mail, whose
+# A series is a cover letter, covers/<series>.txt in the base's queue
+# (kernel/<base>/covers/): the [PATCH 0/N] mail, whose
 # Series: header names the queue's patches it holds (see cover_patches in lib.sh). For
 # each one, in a scratch worktree of the pristine base commit (tag mmext-base of the
 # base's tree):
 #   - the subject's N must be the number of those patches, else the series fails;
-#   - git am of the series' patches, as kernel/ holds them: a series that needs the rest
+#   - git am of the series' patches, as kernel/<base>/ holds them: a series that needs the rest
 #     of the queue under it fails here, and the run fails;
 #   - git format-patch --cover-letter --base into build/upstream/<base>/<series>/, the
 #     cover letter's subject and text from the cover, To: the maintainers and Cc: the
@@ -34,8 +34,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 if [ ${#bases[@]} = 0 ]; then
-	bases=(6.12)
-	for d in "$MMEXT_ROOT"/kernel/bases/*/; do [ -f "$d/base.conf" ] && bases+=("$(basename "$d")"); done
+	for d in "$MMEXT_ROOT"/kernel/*/; do [ -f "$d/base.conf" ] && bases+=("$(basename "$d")"); done
 fi
 
 bad=0

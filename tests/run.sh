@@ -33,7 +33,7 @@
 #   tests/run.sh [--base 6.12|7.3] [--tiers "lint host host-asan fuzz stock patched"]
 #                [--update-baseline]
 # --base (or MMEXT_BASE) sets the kernel of the stock and patched tiers (default 6.12);
-# each base has its own baseline (7.3's in kernel/bases/7.3/). DEBUG=1 uses the
+# each base has its own baselines (kernel/<base>/). DEBUG=1 uses the
 # KASAN/kmemleak builds for the guest tiers.
 set -uo pipefail
 args=("$@")
@@ -68,16 +68,17 @@ done
 tiers=${t2# }
 run_start=$SECONDS
 
-if [ "$MMEXT_BASE" = 6.12 ]; then
-	baseline=$MMEXT_ROOT/tests/selftests-baseline.txt
-else
-	baseline=$BASE_QUEUE/selftests-baseline.txt
+# The base's baselines: stock's selftest results, the stock bugs its queue fixes, and
+# stock-distro's results (kernel/<base>/).
+baseline=$BASE_QUEUE/selftests-baseline.txt
+fixed=$BASE_QUEUE/selftests-fixed.txt
+[ -f "$fixed" ] || fixed=/dev/null
+distro_baseline=$BASE_QUEUE/distro-baseline.txt
+if [ "$MMEXT_BASE" != 6.12 ]; then
 	case " $tiers " in *" mainline "*|*" lint "*|*" host"*|*" fuzz "*)
 		die "--base $MMEXT_BASE runs the stock, patched and patched-cow-all tiers only" ;;
 	esac
 fi
-fixed=$MMEXT_ROOT/tests/selftests-fixed.txt
-distro_baseline=$MMEXT_ROOT/tests/distro-baseline.txt
 logs=$BASE_BUILD/logs/tests
 mkdir -p "$logs"
 set -e
@@ -98,7 +99,7 @@ fi
 # lists them, with the reason, in its selftests-skip.txt; the filtered list sits next to
 # the base's selftests (/mmext/kselftest in the guest), where its relative paths still hold.
 guest_list=/mmext/tests/selftests.list
-if [ -f "$BASE_QUEUE/selftests-skip.txt" ] && [ "$MMEXT_BASE" != 6.12 ]; then
+if [ $guests = 1 ] && [ -f "$BASE_QUEUE/selftests-skip.txt" ]; then
 	awk 'NR == FNR { if ($1 !~ /^#/) skip[$1] = 1; next } !($1 in skip)' \
 		"$BASE_QUEUE/selftests-skip.txt" "$MMEXT_ROOT/tests/selftests.list" > "$KOUT/kselftest/selftests.list"
 	guest_list=/mmext/kselftest/selftests.list

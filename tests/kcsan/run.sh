@@ -76,7 +76,7 @@ workload() {
 		[ \$rc = 0 ] && grep -q 'Totals: pass:0 .*skip:1 ' /tmp/stress.log && rc=4
 		result cow_pte-stress-\$seed \$rc
 	done
-	# Not madvise: it fails on stock too (tests/distro-baseline.txt).
+	# Not madvise: it fails on stock too (kernel/6.12/distro-baseline.txt).
 	stress-ng --fork 1 --vfork 1 --forkheavy 1 --vm 1 --vm-bytes 64m --mremap 1 \\
 		--mprotect 1 --munmap 1 --userfaultfd 1 --vm-rw 1 --verify -t ${secs}s \\
 		--temp-path /tmp --metrics-brief 2>&1 | sed 's/^/# stress-ng: /'
@@ -91,7 +91,7 @@ workload() {
 }
 
 # judge KERNEL LOGDIR RC: the guest's "why" it failed, or nothing. The stock bugs the queue
-# fixes (tests/selftests-fixed.txt) fail on stock as expected.
+# fixes (the base's selftests-fixed.txt) fail on stock as expected.
 judge() {
 	local st fails
 	st=$(sed -n 's/^MMEXT-EXIT \([0-9]*\)$/\1/p' "$2/channel.log" 2>/dev/null | tail -n1)
@@ -100,7 +100,7 @@ judge() {
 		{ echo "a splat other than KCSAN's: $(grep -v 'BUG: KCSAN: ' "$2/splats.log" | head -n1)"; return; }
 	grep -q '^RESULT ' "$2/output.log" || { echo "no results (exit ${st:-?})"; return; }
 	fails=$(awk '$1 == "RESULT" && $3 == "fail" {print $2}' "$2/output.log" |
-		{ if [ "$1" = stock ]; then grep -vxF -f <(grep -v '^#' "$MMEXT_ROOT/tests/selftests-fixed.txt"); else cat; fi } |
+		{ if [ "$1" = stock ]; then grep -vxF -f <(grep -v '^#' "$BASE_QUEUE/selftests-fixed.txt"); else cat; fi } |
 		xargs) || true
 	[ -z "$fails" ] || echo "failed: $fails"
 }
