@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # The kernel pipeline: pristine base tree, patch queue, builds, selftests.
 #
-#   kernel.sh [--base 6.12|7.3] COMMAND   (the base also from MMEXT_BASE; default 6.12)
+#   kernel.sh [--base 6.12|7.3] COMMAND   (the base also from MMEXT_BASE; default 6.12, the
+#                              one whose kernel/<base>/base.conf says MMEXT_BASE_DEFAULT=1)
 #   kernel.sh prepare          extract the pinned base into build/linux, apply the queue
 #   kernel.sh import [-f]      re-apply the base's series to build/linux (keeps mtimes of
 #                              unchanged files, so only what a changed patch touches rebuilds)
@@ -24,8 +25,8 @@
 #                              KCSAN select: build/out/VARIANT[-distro][-debug|-bench|...])
 #   kernel.sh image VARIANT    print the path of VARIANT's bzImage in that directory
 # A base's queue is kernel/<base>/ (series, patches/, config/ beside the shared
-# kernel/config/). Paths are 6.12's; another base works in build/<base>/ (scripts/lib.sh:
-# base_build). scripts/lib.sh alone maps a variant to its directory (variant_dir): programs
+# kernel/config/). Paths are the default base's; another base works in build/<base>/
+# (scripts/lib.sh: base_build). scripts/lib.sh alone maps a variant to its directory (variant_dir): programs
 # that are not scripts ask outdir or image.
 set -euo pipefail
 if [ "${1:-}" = --base ]; then export MMEXT_BASE=${2:?--base needs 6.12 or 7.3}; shift 2; fi

@@ -21,22 +21,55 @@ usage() {
 # The kernel base: 6.12 (Debian's LTS, the default) or mainline 7.3 (MMEXT_BASE=7.3, or
 # --base 7.3 where a script takes it). Each base is a directory of kernel/ with a
 # base.conf: its queue (series, patches/, covers/), its config fragments (config/, merged
-# after the shared ones of kernel/config/) and its selftest baselines.
-MMEXT_BASE=${MMEXT_BASE:-6.12}
+# after the shared ones of kernel/config/) and its selftest baselines. base.conf pins the
+# base's source and says what the scripts make of it (MMEXT_BASE_DEFAULT, _MAINLINE,
+# _TCG_CPU; their meaning: kernel/6.12/base.conf): scripts read those, never a base's name.
 base_queue() {
 	case $1 in ''|*/*) die "unknown base '$1'" ;; esac
 	[ -f "$MMEXT_ROOT/kernel/$1/base.conf" ] ||
-		die "unknown base '$1' (a directory of kernel/ with a base.conf)"
+		die "unknown base '$1' (a directory of kernel/ with a base.conf: $(all_bases | xargs))"
 	echo "$MMEXT_ROOT/kernel/$1"
 }
-# The only map from a base to its build directory: 6.12 builds in build/, any other
-# base in build/<base>/ (its trees, objects, selftests, initramfs and logs).
-base_build() {
-	base_queue "$1" > /dev/null
-	case $1 in 6.12) echo "$MMEXT_BUILD" ;; *) echo "$MMEXT_BUILD/$1" ;; esac
+# all_bases: every base, one a line, oldest first.
+all_bases() {
+	local f
+	for f in "$MMEXT_ROOT"/kernel/*/base.conf; do
+		[ -f "$f" ] && basename "$(dirname "$f")"
+	done | sort -V
 }
+# base_conf BASE NAME: NAME's value in BASE's base.conf, or the default lib.sh gives it.
+base_conf() {
+	(
+		MMEXT_BASE_DEFAULT=0 MMEXT_BASE_MAINLINE=0 MMEXT_BASE_TCG_CPU=max
+		# shellcheck source=../kernel/6.12/base.conf
+		. "$(base_queue "$1")/base.conf" && echo "${!2:-}"
+	)
+}
+# default_base: the one base whose base.conf says MMEXT_BASE_DEFAULT=1.
+default_base() {
+	local b d=()
+	for b in $(all_bases); do
+		[ "$(base_conf "$b" MMEXT_BASE_DEFAULT)" = 1 ] && d+=("$b")
+	done
+	[ ${#d[@]} = 1 ] ||
+		die "exactly one kernel/*/base.conf must say MMEXT_BASE_DEFAULT=1, not ${#d[@]} (${d[*]})"
+	echo "${d[0]}"
+}
+# The only map from a base to its build directory: the default base builds in build/,
+# any other base in build/<base>/ (its trees, objects, selftests, initramfs and logs).
+base_build() {
+	case $(base_conf "$1" MMEXT_BASE_DEFAULT) in
+	1) echo "$MMEXT_BUILD" ;;
+	'') exit 1 ;;
+	*) echo "$MMEXT_BUILD/$1" ;;
+	esac
+}
+if [ -z "${MMEXT_BASE:-}" ]; then
+	MMEXT_BASE=$(default_base) || exit 1
+fi
 BASE_QUEUE=$(base_queue "$MMEXT_BASE") || exit 1
 BASE_BUILD=$(base_build "$MMEXT_BASE") || exit 1
+MMEXT_BASE_DEFAULT=0 MMEXT_BASE_MAINLINE=0 MMEXT_BASE_TCG_CPU=max
 # shellcheck source=../kernel/6.12/base.conf
 . "$BASE_QUEUE/base.conf"
 

@@ -3,7 +3,7 @@
 # Make every series of every base ready for git send-email, and check that it applies to
 # its pristine base on its own.
 #
-#   upstream.sh [--base 6.12|7.3]...     (default: every base)
+#   upstream.sh [--base 6.12|7.3]...     (default: every base of kernel/)
 #
 # A series is a cover letter, covers/<series>.txt in the base's queue
 # (kernel/<base>/covers/): the [PATCH 0/N] mail, whose
@@ -11,16 +11,17 @@
 # each one, in a scratch worktree of the pristine base commit (tag mmext-base of the
 # base's tree):
 #   - the subject's N must be the number of those patches, else the series fails;
-#   - git am of the series' patches, as kernel/<base>/ holds them: a series that needs the rest
-#     of the queue under it fails here, and the run fails;
+#   - git am of the series' patches, as kernel/<base>/ holds them: a series that needs
+#     the rest of the queue under it fails here, and the run fails;
 #   - git format-patch --cover-letter --base into build/upstream/<base>/<series>/, the
 #     cover letter's subject and text from the cover, To: the maintainers and Cc: the
 #     reviewers and lists that scripts/get_maintainer.pl names (--no-git: no history
 #     needed, so it works offline);
 #   - checkpatch.pl on every patch, findings allowed only as in tests/checkpatch-allow.txt
 #     (which explains each, UNKNOWN_COMMIT_ID among them: the base trees hold no history
-#     to find the Fixes: IDs in). --strict for the mainline bases, whose series are the
-#     ones to send; 6.12's series are held to the lint tier's level, as in the queue.
+#     to find the Fixes: IDs in). --strict for the mainline bases (MMEXT_BASE_MAINLINE=1
+#     in their base.conf), whose series are the ones to send; the others' (6.12's) are
+#     held to the lint tier's level, as in the queue.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -33,17 +34,15 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-if [ ${#bases[@]} = 0 ]; then
-	for d in "$MMEXT_ROOT"/kernel/*/; do [ -f "$d/base.conf" ] && bases+=("$(basename "$d")"); done
-fi
+[ ${#bases[@]} != 0 ] || mapfile -t bases < <(all_bases)
 
 bad=0
 for base in "${bases[@]}"; do
 	queue=$(base_queue "$base")
 	tree=$(base_build "$base")/linux
 	[ -d "$tree/.git" ] || die "$tree missing: run 'scripts/kernel.sh --base $base prepare'"
-	strict=--strict
-	[ "$base" = 6.12 ] && strict=
+	strict=
+	[ "$(base_conf "$base" MMEXT_BASE_MAINLINE)" = 1 ] && strict=--strict
 	out=$MMEXT_BUILD/upstream/$base
 	rm -rf "$out"
 	mkdir -p "$out"

@@ -13,7 +13,7 @@
 # filesystem image of scripts/mkrootfs.sh (built on first use, then cached) on a virtio
 # disk, written through a throwaway overlay, with the same payload, results channel
 # and checks. --base (or
-# MMEXT_BASE) picks the kernel base, 6.12 by default. DEBUG=1 boots the *-debug build,
+# MMEXT_BASE) picks the kernel base, by default the default one (6.12). DEBUG=1 boots the *-debug build,
 # BENCH=1 the *-bench one, DISTRO=1 the one from Debian's configuration
 # (*-distro[-debug]). CPUS (an even number, default 2) are split between two NUMA
 # nodes, as the memory is. MMEXT_ACCEL=kvm|tcg forces the accelerator; otherwise KVM is
@@ -77,12 +77,9 @@ accel=$(pick_accel)
 # cores, stock kernels trip both in long mm selftests. Under TCG the guest gets six times
 # the time, still far below the run's own timeout (watchdog_thresh only where the kernel
 # has the detector, or the kernel hands the unknown option to init).
-# QEMU 7.2's multi-threaded TCG can compute the flags of CMPXCHG16B from a stale condition
-# code state (SLUB's per-CPU fast path then ran on with reserved EFLAGS bits set and the
-# guest died of a double fault); without CX16, 6.12's SLUB takes its emulated path. Only
-# 6.12 is known to boot and to need it.
-tcg_cpu=max
-[ "$MMEXT_BASE" = 6.12 ] && tcg_cpu=max,-cx16
+# The emulated CPU is the base's (MMEXT_BASE_TCG_CPU in its base.conf: 6.12 boots without
+# CX16, which QEMU 7.2's multi-threaded TCG gets wrong).
+tcg_cpu=$MMEXT_BASE_TCG_CPU
 slow_cpu=""
 case $accel in
 kvm) accel_args=(-accel kvm -cpu host) ;;

@@ -83,17 +83,19 @@ checkpatch_series() {
 	done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$q/series")
 	result "$name" $bad "$log"
 }
-checkpatch_series checkpatch "$MMEXT_ROOT/kernel/6.12" "$KTREE/scripts/checkpatch.pl"
-
-# The other bases' series are meant for mainline: --strict, with the base's own
-# checkpatch.pl when its tree is there (else 6.12's).
-for q in "$MMEXT_ROOT"/kernel/*/; do
-	[ -f "$q/base.conf" ] && [ -f "$q/series" ] || continue
-	b=$(basename "$q")
-	[ "$b" != 6.12 ] || continue
+# Every base's queue, with the base's own checkpatch.pl when its tree is there (else the
+# one of the base lint runs with, the default). The series of a mainline base
+# (MMEXT_BASE_MAINLINE=1 in its base.conf) are the ones to send: --strict.
+for b in $(all_bases); do
+	q=$(base_queue "$b")
+	[ -f "$q/series" ] || continue
 	cp_bin=$(base_build "$b")/linux/scripts/checkpatch.pl
 	[ -x "$cp_bin" ] || cp_bin=$KTREE/scripts/checkpatch.pl
-	checkpatch_series "checkpatch_strict_$b" "${q%/}" "$cp_bin" --strict
+	if [ "$(base_conf "$b" MMEXT_BASE_MAINLINE)" = 1 ]; then
+		checkpatch_series "checkpatch_strict_$b" "$q" "$cp_bin" --strict
+	else
+		checkpatch_series "checkpatch_$b" "$q" "$cp_bin"
+	fi
 done
 
 # The cover letters are sent as they are (scripts/upstream.sh), so check them as mails:
@@ -102,8 +104,9 @@ done
 # most 150 lines and 75 columns, and the docs/results record each points to exists.
 : > "$log"
 bad=0
-for q in "$MMEXT_ROOT"/kernel/*; do
-	[ -f "$q/base.conf" ] && [ -f "$q/series" ] && [ -d "$q/covers" ] || continue
+for b in $(all_bases); do
+	q=$(base_queue "$b")
+	[ -f "$q/series" ] && [ -d "$q/covers" ] || continue
 	for c in "$q"/covers/*.md; do
 		[ -e "$c" ] && { echo "${c#"$MMEXT_ROOT"/}: a cover letter is a .txt mail"; bad=1; }
 	done

@@ -12,8 +12,9 @@
 #   patched the same in a guest running 6.12 with our queue
 #   patched-cow-all  (not run by default) the selftest subset in the patched guest with
 #           COW page tables forced on for every fork (/sys/kernel/mm/cow_pte/force_all)
-#   mainline  (not run by default) stock and patched on the mainline base, 7.3: the same
-#           as "tests/run.sh --base 7.3", whose tiers are stock and patched only
+#   mainline  (not run by default) stock and patched on each mainline base (its base.conf
+#           says MMEXT_BASE_MAINLINE=1: 7.3): the same as "tests/run.sh --base 7.3", whose
+#           tiers are stock and patched only
 #   kcsan   (not run by default) the data-race detector's kernels running the features'
 #           selftests and stress under force_all, on 2 and 4 vCPUs (tests/kcsan/run.sh)
 #   syzkaller  (not run by default) syzkaller on the patched fuzzing kernel for
@@ -32,9 +33,9 @@
 #
 #   tests/run.sh [--base 6.12|7.3] [--tiers "lint host host-asan fuzz stock patched"]
 #                [--update-baseline]
-# --base (or MMEXT_BASE) sets the kernel of the stock and patched tiers (default 6.12);
-# each base has its own baselines (kernel/<base>/). DEBUG=1 uses the
-# KASAN/kmemleak builds for the guest tiers.
+# --base (or MMEXT_BASE) sets the kernel of the stock and patched tiers (default: the base
+# whose base.conf says MMEXT_BASE_DEFAULT=1, 6.12); each base has its own baselines
+# (kernel/<base>/). DEBUG=1 uses the KASAN/kmemleak builds for the guest tiers.
 set -uo pipefail
 args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
@@ -45,8 +46,9 @@ done
 export BUILD=$MMEXT_BUILD
 
 tiers="lint host host-asan fuzz stock patched" update_baseline=0
-# The host tiers do not depend on the base: another base runs only its guests.
-[ "$MMEXT_BASE" = 6.12 ] || tiers="stock patched"
+# The host tiers do not depend on the base: they run with the default base, and another
+# base runs only its guests.
+[ "$MMEXT_BASE_DEFAULT" = 1 ] || tiers="stock patched"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--base) shift ;;
@@ -74,7 +76,7 @@ baseline=$BASE_QUEUE/selftests-baseline.txt
 fixed=$BASE_QUEUE/selftests-fixed.txt
 [ -f "$fixed" ] || fixed=/dev/null
 distro_baseline=$BASE_QUEUE/distro-baseline.txt
-if [ "$MMEXT_BASE" != 6.12 ]; then
+if [ "$MMEXT_BASE_DEFAULT" != 1 ]; then
 	case " $tiers " in *" mainline "*|*" lint "*|*" host"*|*" fuzz "*)
 		die "--base $MMEXT_BASE runs the stock, patched and patched-cow-all tiers only" ;;
 	esac
@@ -246,20 +248,24 @@ for tier in $tiers; do
 		}
 		;;
 	mainline)
-		# The mainline base's own run; its totals and failures join this run's.
+		# Each mainline base's own run; its totals and failures join this run's.
 		ub=()
 		[ $update_baseline = 1 ] && ub=(--update-baseline)
-		"$0" --base 7.3 --tiers "stock patched" "${ub[@]}" 2>&1 | tee "$logs/mainline.log"
-		read -r mp mf ms < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/p' \
-			"$logs/mainline.log" | tail -n1)
-		if [ -z "${mp:-}" ]; then
-			failures+=("mainline: the 7.3 run ended without totals ($logs/mainline.log)")
-			total_fail=$((total_fail + 1))
-		else
-			total_pass=$((total_pass + mp)) total_fail=$((total_fail + mf)) total_skip=$((total_skip + ms))
-			while read -r line; do failures+=("mainline: $line"); done < <(sed -n '/^Failures:$/,/^[0-9]* passed/p' \
-				"$logs/mainline.log" | sed -n 's/^  //p')
-		fi
+		for b in $(all_bases); do
+			[ "$(base_conf "$b" MMEXT_BASE_MAINLINE)" = 1 ] || continue
+			ml=$logs/mainline-$b.log mp=
+			"$0" --base "$b" --tiers "stock patched" "${ub[@]}" 2>&1 | tee "$ml"
+			read -r mp mf ms < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/p' \
+				"$ml" | tail -n1)
+			if [ -z "${mp:-}" ]; then
+				failures+=("mainline: the $b run ended without totals ($ml)")
+				total_fail=$((total_fail + 1))
+			else
+				total_pass=$((total_pass + mp)) total_fail=$((total_fail + mf)) total_skip=$((total_skip + ms))
+				while read -r line; do failures+=("mainline $b: $line"); done < <(sed -n '/^Failures:$/,/^[0-9]* passed/p' \
+					"$ml" | sed -n 's/^  //p')
+			fi
+		done
 		: > "$out"
 		;;
 	*) echo "unknown tier $tier" >&2; exit 2 ;;
