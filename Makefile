@@ -35,10 +35,12 @@ kernel:
 	scripts/kernel.sh build stock
 	scripts/kernel.sh build patched
 
+# The queue of the base MMEXT_BASE names (default 6.12): kernel/<base>/ <-> build/linux
+# (build/<base>/linux for another base), e.g. make export-queue MMEXT_BASE=7.3.
 export-queue:
 	scripts/kernel.sh export
 
-# Each series of each base (kernel/covers/, kernel/bases/*/covers/) as git format-patch
+# Each series of each base (kernel/*/covers/) as git format-patch
 # output with To/Cc in build/upstream/<base>/<series>/, checked to apply to its pristine base.
 upstream:
 	scripts/upstream.sh

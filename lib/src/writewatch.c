@@ -19,7 +19,7 @@
  * page_region entries per PAGEMAP_SCAN call. At most 512, the kernel's bounce buffer
  * (PAGEMAP_WALK_SIZE >> PAGE_SHIFT): a call that fills it, goes round again and then
  * finishes the walk returns the walk_end of the first round (6.12 to 6.18 at least;
- * kernel/patches/0002 fixes it), and looping on that would report pages twice. A
+ * kernel/6.12/patches/0002 fixes it), and looping on that would report pages twice. A
  * larger vector is slower anyway.
  */
 #define SCAN_REGIONS	256
