@@ -119,8 +119,4 @@ bool mmext__have(enum mmext_feature f);
  */
 int mmext__need(enum mmext_feature f);
 
-/* Whether addr..end is fully mapped: 0, -ENOMEM if a hole, -errno. */
-int mmext__range_mapped(uintptr_t addr, uintptr_t end, unsigned int *prot_and,
-			unsigned int *prot_or);
-
 #endif /* MMEXT_INTERNAL_H */
