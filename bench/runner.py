@@ -265,6 +265,15 @@ def host_cpu():
     return platform.processor() or "unknown"
 
 
+def guest_vcpus(records):
+    """The guests' vCPUs as the benchmarks counted them online (their "machine" records):
+    scripts/vm.sh decides how many, and the runner leaves it to. "?" when no guest
+    reported; several counts are joined."""
+    n = sorted({r["cpus"] for r in records if r.get("target") in ("stock", "patched")
+                and r.get("case") == "machine" and isinstance(r.get("cpus"), int)})
+    return ", ".join(str(c) for c in n) or "?"
+
+
 def metadata(mode, records):
     accel = os.environ.get("MMEXT_ACCEL") or out("cat", os.path.join(BUILD, "accel"))
     meta = {
@@ -272,7 +281,7 @@ def metadata(mode, records):
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "host": {"cpu": host_cpu(), "cpus": os.cpu_count(), "kernel": platform.release()},
         "accel": accel,
-        "guest": {"vcpus": 2},
+        "guest": {"vcpus": guest_vcpus(records)},
         "repo_commit": out("git", "rev-parse", "HEAD"),
         "repo_dirty": out("git", "status", "--porcelain", "--untracked-files=no") != "",
         "queue_commit": out("git", "-C", os.path.join(BUILD, "linux"), "rev-parse", "HEAD"),

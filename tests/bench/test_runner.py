@@ -556,6 +556,17 @@ class Runner(unittest.TestCase):
                 else:
                     os.environ[k] = v
 
+    def test_guest_vcpus_from_the_guests(self):
+        # scripts/vm.sh sets the vCPUs; the report shows what the guests counted.
+        recs = [{"target": "host", "case": "machine", "cpus": 64},
+                {"target": "stock", "case": "machine", "cpus": 2},
+                {"target": "patched", "case": "machine", "cpus": 2},
+                {"target": "patched", "case": "fork", "cpus": 8}]
+        self.assertEqual(runner.guest_vcpus(recs), "2")
+        recs.append({"target": "patched", "case": "machine", "cpus": 4})
+        self.assertEqual(runner.guest_vcpus(recs), "2, 4")
+        self.assertEqual(runner.guest_vcpus(recs[:1]), "?")
+
     def test_guest_script_ends(self):
         script = runner.guest_script(self.suites()[:1], "quick", "stock")
         self.assertTrue(script.rstrip().endswith("echo @@end"))
