@@ -185,6 +185,11 @@ def run_guest(suites, mode, target, records, est, times, rootfs=False):
 # kernels (measured 7-24 s, more when kernels were building beside it).
 GUEST_BOOT = 15
 
+# The quick mode's budget: the seconds of measuring its plan (every suite's estimate and
+# the boots) may take; what a quick run takes: docs/results/run-times.md. A suite that
+# cannot fit says QUICK = False and runs in quick mode only when --only names it.
+QUICK_BUDGET = 7 * 60 + 10
+
 
 def timed_runs(records, target, suite):
     """Results and timed runs (repetitions summed over results) of one suite on one target."""
@@ -442,7 +447,8 @@ def compare(a_path, b_path):
 
 def main():
     ap = argparse.ArgumentParser(prog="bench/run.sh", description=__doc__)
-    ap.add_argument("--quick", action="store_true", help="fewer runs; under 10 minutes")
+    ap.add_argument("--quick", action="store_true", help="fewer runs, for a short run "
+                    "(its time: docs/results/run-times.md)")
     ap.add_argument("--only", metavar="SUITE,...",
                     help="comma-separated suites by feature: " + ",".join(SUITES))
     ap.add_argument("--targets", default=",".join(TARGETS), help="host,stock,patched")

@@ -43,7 +43,8 @@ def runs(mode, target):
     pdf = os.path.join(BUILD, "bench", "heap.pdf") if key == "host" else "heap.pdf"
     out = [("refpage", ["refpage", "--runs", str(RUNS[mode][key])])]
     # Many writers and mappers of one reference page at once, threads and processes; the
-    # anonymous baseline is measured in the same boot. Full mode only: quick must fit 7 min.
+    # anonymous baseline is measured in the same boot. Full mode only: quick mode has its
+    # budget (runner.QUICK_BUDGET).
     if target == "patched" and SCALE_RUNS[mode]:
         for extra in ([], ["--processes"]):
             out.append((f"refpage_scale{' processes' if extra else ''}",

@@ -487,9 +487,7 @@ class Runner(unittest.TestCase):
         self.assertIn("cow_pte", keys)
 
     def test_quick_fits(self):
-        # The quick mode's limit is 10 minutes; the plan aims at about 7 of measuring (the
-        # write-tracking and maps-command goals' pairs took it a few seconds over).
-        self.assertLessEqual(self.total("quick"), 7 * 60 + 10)
+        self.assertLessEqual(self.total("quick"), runner.QUICK_BUDGET)
 
     def test_full_is_longer(self):
         self.assertGreater(self.total("full"), self.total("quick"))
