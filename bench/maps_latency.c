@@ -185,7 +185,7 @@ static int write_file(const char *path, const char *s)
 
 /*
  * Scheduler features that bear on blocked time; left as they are (default: both on),
- * since turning them off changes what is measured (TTWU_QUEUE off cut the stock mapper's
+ * since turning them off changes what is measured (TTWU_QUEUE off cuts the stock mapper's
  * operations per second 3.5-9x in a TCG guest), and reported with the results:
  * - TTWU_QUEUE: a wakeup aimed at an idle CPU is queued to it, and the sleeper is enqueued,
  *   ending its blocked time, only when that CPU takes the IPI: under emulation, when the

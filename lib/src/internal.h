@@ -27,7 +27,7 @@ size_t mmext__page_size(void);
 
 /*
  * getpid() without a system call per use: handles check their owner on every call
- * (once per VMA of a listing), and glibc no longer caches the pid.
+ * (once per VMA of a listing), and glibc (2.25 and later) does not cache the pid.
  */
 pid_t mmext__getpid(void);
 
