@@ -16,7 +16,7 @@ check:
 	tests/run.sh
 
 # Every feature's benchmarks on the host and in stock and patched guests: build/report/.
-# BENCH_ARGS=--quick for the under-10-minute run.
+# BENCH_ARGS=--quick for the short run (its time: docs/results/run-times.md).
 bench:
 	bench/run.sh $(BENCH_ARGS)
 

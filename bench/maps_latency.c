@@ -185,7 +185,7 @@ static int write_file(const char *path, const char *s)
 
 /*
  * Scheduler features that bear on blocked time; left as they are (default: both on),
- * since turning them off changes what is measured (TTWU_QUEUE off cut the stock mapper's
+ * since turning them off changes what is measured (TTWU_QUEUE off cuts the stock mapper's
  * operations per second 3.5-9x in a TCG guest), and reported with the results:
  * - TTWU_QUEUE: a wakeup aimed at an idle CPU is queued to it, and the sleeper is enqueued,
  *   ending its blocked time, only when that CPU takes the IPI: under emulation, when the
@@ -359,56 +359,38 @@ static double absorb(const double *ops, int n, double *all, size_t *nall, double
 	return max;
 }
 
-int main(int argc, char **argv)
+/* What every run shares: the mapper's range and random state, and the latencies. */
+struct mapper {
+	char *region;
+	size_t npages, psz;
+	uint64_t x;
+	double *ops;		/* this run's operations */
+	double *all;		/* every run's, up to MAX_OPS */
+	size_t nall;
+};
+
+/*
+ * This VM's floor: the same runs with nobody reading maps, a fifth as many. Their maxima
+ * show what the machine adds by itself (under emulation, vCPU preemption). 0, or 1 when
+ * the mapper failed.
+ */
+static int floor_runs(struct mapper *m, int runs)
 {
-	static const struct option extra[] = {
-		{ "seconds", required_argument, NULL, 256 },
-		{ "scanners", required_argument, NULL, 257 },
-		{ "pin", no_argument, NULL, 258 },
-		{ "schedstats", no_argument, NULL, 259 },
-		{ NULL, 0, NULL, 0 },
-	};
-	double *ops = malloc(MAX_OPS * sizeof(double));
-	double *all = malloc(MAX_OPS * sizeof(double));
-	size_t psz = sysconf(_SC_PAGESIZE), npages = REGION / psz, nall = 0;
-	uint64_t x = 88172645463325252ULL;
-	pid_t pids[16];
-	struct shared *sh;
 	struct bench_stats s;
 	char json[512];
-	int runs = 20, r, i, n, ncpus = sysconf(_SC_NPROCESSORS_ONLN);
-	long before[NCOUNTERS], after[NCOUNTERS];
-	char *region;
+	int r, n;
 
-	bench_init_opts(argc, argv, "maps_latency", usage, &runs, extra, opt);
-	if (pin && ncpus < 2) {
-		fprintf(stderr, "maps_latency: --pin needs 2 or more CPUs\n");
-		return 2;
-	}
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	region = mmap(NULL, REGION, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (!ops || !all || sh == MAP_FAILED || region == MAP_FAILED) {
-		perror("maps_latency: setup");
-		return 1;
-	}
-	/*
-	 * This VM's floor: the same runs with nobody reading maps. Their maxima show
-	 * what the machine adds by itself (under emulation, vCPU preemption).
-	 */
-	if (pin)
-		pin_to(0, ncpus);
-	schedstats_setup();
 	for (r = 0; r < (runs + 4) / 5; r++) {
 		double sum, max;
 		struct sched_run sr = { 0 };
 		long nv = have_schedstats ? nvcsw_now() : 0;
 		bool ok = have_schedstats && sched_reset();
 
-		n = mapper_run(region, npages, psz, &x, ops);
+		n = mapper_run(m->region, m->npages, m->psz, &m->x, m->ops);
 		if (n <= 0)
 			return 1;
 		ok = ok && sched_read(&sr, nv);
-		max = absorb(ops, n, all, &nall, &sum);
+		max = absorb(m->ops, n, m->all, &m->nall, &sum);
 		printf("uncontended run %3d: %7d ops, max %9.1f us", r, n, max);
 		if (ok)
 			printf(", blocked max %8.1f us, sum %8.1f us in %ld sleeps",
@@ -419,9 +401,16 @@ int main(int argc, char **argv)
 			 sched_json(&sr, ok));
 		bench_json(json);
 	}
-	s = bench_stats(all, nall);
+	s = bench_stats(m->all, m->nall);
 	bench_result("maps_latency", "mmap/munmap op uncontended", "all runs", NULL, "us", &s);
-	nall = 0;
+	m->nall = 0;
+	return 0;
+}
+
+/* Fork the scanners and wait until each has read the maps once. 0, or 1 on failure. */
+static int start_scanners(struct shared *sh, pid_t *pids, int ncpus)
+{
+	int i;
 
 	for (i = 0; i < nscanners; i++) {
 		pids[i] = fork();
@@ -437,84 +426,148 @@ int main(int argc, char **argv)
 	}
 	while (sh->started < nscanners)
 		usleep(1000);
+	return 0;
+}
+
+/*
+ * Run r with the scanners reading: the mapper's latencies, the scanners' reads, and where
+ * the kernel counts them the lookups that fell back to mmap_lock. 0, or 1 when the mapper
+ * failed.
+ */
+static int contended_run(struct mapper *m, struct shared *sh, int r)
+{
+	double sum, max;
+	unsigned long reads = 0;
+	struct sched_run sr = { 0 };
+	long nv = have_schedstats ? nvcsw_now() : 0;
+	long fb = vmstat("proc_maps_mmap_lock");	/* lockless lookups fallen back */
+	long qd = vmstat("proc_maps_mmap_queue");	/* of which queued on it */
+	char fbj[80] = "", json[512];
+	bool ok;
+	int i, n;
+
+	for (i = 0; i < nscanners; i++)
+		reads -= sh->reads[i];
+	ok = have_schedstats && sched_reset();
+	n = mapper_run(m->region, m->npages, m->psz, &m->x, m->ops);
+	if (n < 0)
+		return 1;
+	ok = ok && sched_read(&sr, nv);
+	max = absorb(m->ops, n, m->all, &m->nall, &sum);
+	for (i = 0; i < nscanners; i++)
+		reads += sh->reads[i];
+	if (fb >= 0)
+		snprintf(fbj, sizeof(fbj), ",\"fallbacks\":%ld",
+			 vmstat("proc_maps_mmap_lock") - fb);
+	if (fb >= 0 && qd >= 0)
+		snprintf(fbj + strlen(fbj), sizeof(fbj) - strlen(fbj),
+			 ",\"queued\":%ld", vmstat("proc_maps_mmap_queue") - qd);
+	printf("run %3d: %7d ops, max %9.1f us, mean %7.2f us, %lu maps reads",
+	       r, n, max, n ? sum / n : 0, reads);
+	if (ok)
+		printf(", blocked max %8.1f us, sum %8.1f us in %ld sleeps",
+		       sr.block_max, sr.block_sum, sr.nvcsw);
+	printf("\n");
+	snprintf(json, sizeof(json), "\"group\":\"maps_latency\",\"case\":\"run\","
+		 "\"run\":%d,\"ops\":%d,\"max_us\":%.3f,\"mean_us\":%.4f,"
+		 "\"scanner_reads\":%lu,\"scanners\":%d,\"seconds\":%.3f%s%s",
+		 r, n, max, n ? sum / n : 0, reads, nscanners, seconds, sched_json(&sr, ok),
+		 fbj);
+	bench_json(json);
+	return 0;
+}
+
+/* The lockless maps counters' change over the contended runs. */
+static void report_counters(const long *before, const long *after)
+{
+	char json[512];
+	long vl, ml;
+
+	if (before[VMA_LOCK] < 0 || after[VMA_LOCK] < 0) {
+		printf("# /proc/vmstat has no proc_maps_* counters on this kernel\n");
+		return;
+	}
+	vl = after[VMA_LOCK] - before[VMA_LOCK];
+	ml = after[MMAP_LOCK] - before[MMAP_LOCK];
+	printf("# maps lookups during the runs: %ld without mmap_lock, %ld repeated "
+	       "under it (%.2f%%)\n", vl, ml, vl + ml ? 100.0 * ml / (vl + ml) : 0);
+	snprintf(json, sizeof(json), "\"group\":\"maps_latency\",\"case\":\"vmstat\","
+		 "\"vma_lock\":%ld,\"mmap_lock\":%ld", vl, ml);
+	bench_json(json);
+	if (before[WAIT] >= 0 && after[WAIT] >= 0) {
+		long w = after[WAIT] - before[WAIT], rt = after[RETRY] - before[RETRY];
+		long q = after[QUEUE] - before[QUEUE];
+
+		printf("# waits for an mmap_lock writer: %ld, lockless retries: %ld, "
+		       "lookups queued on mmap_lock: %ld\n", w, rt, q);
+		snprintf(json, sizeof(json), "\"group\":\"maps_latency\","
+			 "\"case\":\"vmstat_wait\",\"wait\":%ld,\"retry\":%ld,"
+			 "\"queued\":%ld", w, rt, q);
+		bench_json(json);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option extra[] = {
+		{ "seconds", required_argument, NULL, 256 },
+		{ "scanners", required_argument, NULL, 257 },
+		{ "pin", no_argument, NULL, 258 },
+		{ "schedstats", no_argument, NULL, 259 },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct mapper m = {
+		.ops = malloc(MAX_OPS * sizeof(double)),
+		.all = malloc(MAX_OPS * sizeof(double)),
+		.psz = sysconf(_SC_PAGESIZE),
+		.x = 88172645463325252ULL,
+	};
+	pid_t pids[16];
+	struct shared *sh;
+	struct bench_stats s;
+	char json[512];
+	int runs = 20, r, i, ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	long before[NCOUNTERS], after[NCOUNTERS];
+
+	m.npages = REGION / m.psz;
+	bench_init_opts(argc, argv, "maps_latency", usage, &runs, extra, opt);
+	if (pin && ncpus < 2) {
+		fprintf(stderr, "maps_latency: --pin needs 2 or more CPUs\n");
+		return 2;
+	}
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	m.region = mmap(NULL, REGION, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			-1, 0);
+	if (!m.ops || !m.all || sh == MAP_FAILED || m.region == MAP_FAILED) {
+		perror("maps_latency: setup");
+		return 1;
+	}
+	if (pin)
+		pin_to(0, ncpus);
+	schedstats_setup();
+	if (floor_runs(&m, runs) || start_scanners(sh, pids, ncpus))
+		return 1;
 
 	printf("# %d scanners, %d runs of %.2f s, 4 KiB pages in a 128 MiB range%s\n",
 	       nscanners, runs, seconds,
 	       pin ? ", mapper alone on CPU 0, scanners on the others" : "");
 	read_counters(before);
-	for (r = 0; r < runs; r++) {
-		double sum, max;
-		unsigned long reads = 0;
-		struct sched_run sr = { 0 };
-		long nv = have_schedstats ? nvcsw_now() : 0;
-		long fb = vmstat("proc_maps_mmap_lock");	/* lockless lookups fallen back */
-		long qd = vmstat("proc_maps_mmap_queue");	/* of which queued on it */
-		char fbj[80] = "";
-		bool ok;
-
-		for (i = 0; i < nscanners; i++)
-			reads -= sh->reads[i];
-		ok = have_schedstats && sched_reset();
-		n = mapper_run(region, npages, psz, &x, ops);
-		if (n < 0)
+	for (r = 0; r < runs; r++)
+		if (contended_run(&m, sh, r))
 			return 1;
-		ok = ok && sched_read(&sr, nv);
-		max = absorb(ops, n, all, &nall, &sum);
-		for (i = 0; i < nscanners; i++)
-			reads += sh->reads[i];
-		if (fb >= 0)
-			snprintf(fbj, sizeof(fbj), ",\"fallbacks\":%ld",
-				 vmstat("proc_maps_mmap_lock") - fb);
-		if (fb >= 0 && qd >= 0)
-			snprintf(fbj + strlen(fbj), sizeof(fbj) - strlen(fbj),
-				 ",\"queued\":%ld", vmstat("proc_maps_mmap_queue") - qd);
-		printf("run %3d: %7d ops, max %9.1f us, mean %7.2f us, %lu maps reads",
-		       r, n, max, n ? sum / n : 0, reads);
-		if (ok)
-			printf(", blocked max %8.1f us, sum %8.1f us in %ld sleeps",
-			       sr.block_max, sr.block_sum, sr.nvcsw);
-		printf("\n");
-		snprintf(json, sizeof(json), "\"group\":\"maps_latency\",\"case\":\"run\","
-			 "\"run\":%d,\"ops\":%d,\"max_us\":%.3f,\"mean_us\":%.4f,"
-			 "\"scanner_reads\":%lu,\"scanners\":%d,\"seconds\":%.3f%s%s",
-			 r, n, max, n ? sum / n : 0, reads, nscanners, seconds, sched_json(&sr, ok),
-			 fbj);
-		bench_json(json);
-	}
 	sh->stop = 1;
 	for (i = 0; i < nscanners; i++)
 		waitpid(pids[i], NULL, 0);
 
 	read_counters(after);
 
-	s = bench_stats(all, nall);	/* sorts */
+	s = bench_stats(m.all, m.nall);	/* sorts */
 	/* The tail over all runs: steadier under emulation than per-run maxima. */
 	snprintf(json, sizeof(json), "\"scanners\":%d,\"pinned\":%s,\"p99\":%.6g,"
 		 "\"p999\":%.6g", nscanners, pin ? "true" : "false",
-		 nall ? all[(size_t)(nall * 0.99)] : 0, nall ? all[(size_t)(nall * 0.999)] : 0);
+		 m.nall ? m.all[(size_t)(m.nall * 0.99)] : 0,
+		 m.nall ? m.all[(size_t)(m.nall * 0.999)] : 0);
 	bench_result("maps_latency", "mmap/munmap op", "all runs", json, "us", &s);
-	if (before[VMA_LOCK] >= 0 && after[VMA_LOCK] >= 0) {
-		long vl = after[VMA_LOCK] - before[VMA_LOCK];
-		long ml = after[MMAP_LOCK] - before[MMAP_LOCK];
-
-		printf("# maps lookups during the runs: %ld without mmap_lock, %ld repeated "
-		       "under it (%.2f%%)\n", vl, ml, vl + ml ? 100.0 * ml / (vl + ml) : 0);
-		snprintf(json, sizeof(json), "\"group\":\"maps_latency\",\"case\":\"vmstat\","
-			 "\"vma_lock\":%ld,\"mmap_lock\":%ld", vl, ml);
-		bench_json(json);
-		if (before[WAIT] >= 0 && after[WAIT] >= 0) {
-			long w = after[WAIT] - before[WAIT], rt = after[RETRY] - before[RETRY];
-			long q = after[QUEUE] - before[QUEUE];
-
-			printf("# waits for an mmap_lock writer: %ld, lockless retries: %ld, "
-			       "lookups queued on mmap_lock: %ld\n", w, rt, q);
-			snprintf(json, sizeof(json), "\"group\":\"maps_latency\","
-				 "\"case\":\"vmstat_wait\",\"wait\":%ld,\"retry\":%ld,"
-				 "\"queued\":%ld", w, rt, q);
-			bench_json(json);
-		}
-	} else {
-		printf("# /proc/vmstat has no proc_maps_* counters on this kernel\n");
-	}
+	report_counters(before, after);
 	return 0;
 }

@@ -185,6 +185,11 @@ def run_guest(suites, mode, target, records, est, times, rootfs=False):
 # kernels (measured 7-24 s, more when kernels were building beside it).
 GUEST_BOOT = 15
 
+# The quick mode's budget: the seconds of measuring its plan (every suite's estimate and
+# the boots) may take; what a quick run takes: docs/results/run-times.md. A suite that
+# cannot fit says QUICK = False and runs in quick mode only when --only names it.
+QUICK_BUDGET = 7 * 60 + 10
+
 
 def timed_runs(records, target, suite):
     """Results and timed runs (repetitions summed over results) of one suite on one target."""
@@ -265,6 +270,15 @@ def host_cpu():
     return platform.processor() or "unknown"
 
 
+def guest_vcpus(records):
+    """The guests' vCPUs as the benchmarks counted them online (their "machine" records):
+    scripts/vm.sh decides how many, and the runner leaves it to. "?" when no guest
+    reported; several counts are joined."""
+    n = sorted({r["cpus"] for r in records if r.get("target") in ("stock", "patched")
+                and r.get("case") == "machine" and isinstance(r.get("cpus"), int)})
+    return ", ".join(str(c) for c in n) or "?"
+
+
 def metadata(mode, records):
     accel = os.environ.get("MMEXT_ACCEL") or out("cat", os.path.join(BUILD, "accel"))
     meta = {
@@ -272,7 +286,7 @@ def metadata(mode, records):
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "host": {"cpu": host_cpu(), "cpus": os.cpu_count(), "kernel": platform.release()},
         "accel": accel,
-        "guest": {"vcpus": 2},
+        "guest": {"vcpus": guest_vcpus(records)},
         "repo_commit": out("git", "rev-parse", "HEAD"),
         "repo_dirty": out("git", "status", "--porcelain", "--untracked-files=no") != "",
         "queue_commit": out("git", "-C", os.path.join(BUILD, "linux"), "rev-parse", "HEAD"),
@@ -433,7 +447,8 @@ def compare(a_path, b_path):
 
 def main():
     ap = argparse.ArgumentParser(prog="bench/run.sh", description=__doc__)
-    ap.add_argument("--quick", action="store_true", help="fewer runs; under 10 minutes")
+    ap.add_argument("--quick", action="store_true", help="fewer runs, for a short run "
+                    "(its time: docs/results/run-times.md)")
     ap.add_argument("--only", metavar="SUITE,...",
                     help="comma-separated suites by feature: " + ",".join(SUITES))
     ap.add_argument("--targets", default=",".join(TARGETS), help="host,stock,patched")

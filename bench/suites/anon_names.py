@@ -48,10 +48,10 @@ PLAN = {
 HOST_SECONDS = {"quick": 3, "full": 8}
 # Seconds per VMA around the timed pairs under TCG with the benchmark kernels, by pages
 # per VMA: building both processes, naming, warm-up, tearing down; and of one pair (the
-# one that runs past the time, and the minimum pairs); see __init__.py. Upper figures: a
-# loaded run once made the patched guest look 4 times slower to build and name 64,000
-# VMAs (16-19 s against 3-5 s); side by side in one run patched took 1-17 s
-# and stock 5-40 s by case, the slower one being whichever shared the machine more.
+# one that runs past the time, and the minimum pairs); see __init__.py. Upper figures:
+# on a loaded machine building and naming 64,000 VMAs takes a guest up to 4 times as
+# long (16-19 s against 3-5 s), and of two guests the one that shares the machine more
+# is the slower (1-17 s against 5-40 s by case).
 TCG_AROUND = {0: 2.4e-4, 1: 4e-4, 10: 1e-3}
 TCG_PAIR = {0: 7e-6, 1: 1.5e-5, 10: 4e-5}
 HOST_AROUND = {0: 2e-5, 1: 5e-5, 10: 2.5e-4}

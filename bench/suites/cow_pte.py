@@ -66,18 +66,15 @@ def runs(mode, target):
 # Seconds per run (plain and COW) under TCG with the benchmark kernels (see
 # suites/__init__.py): fork (all five sizes, scaled by the MiB populated), VmPTE,
 # sequential faults, random faults per 20000 writes, fork server. Reclaim at 256 MiB is
-# a guess (populating twice, 16 forks, swapping 256 MiB out to the RAM disk); one quick
-# run of it at 64 MiB took 3 s, against the 2 s this gives: the runner prints the time
-# taken beside the estimate.
+# a guess (populating twice, 16 forks, swapping 256 MiB out to the RAM disk), scaled by
+# the MiB reclaimed: the runner prints the time taken beside the estimate.
 SECONDS = {"fork": 4, "vmpte": 3, "seq": 9, "rand": 3, "server": 8.5, "reclaim": 8}
 
 
 def estimate(mode, target):
-    """Full mode takes about 10 minutes: 10 pairs for every goal, 24 for the two
-    (sequential faults, reclaim) whose intervals straddled their goals with 10. Quick
-    mode stays under its former 36 s (three fork sizes, the child's VmPTE from the fork
-    case). In one guest boot the old quick plan's cases took
-    55 s and the new plan's 42 s, the reclaim case 3 s of it."""
+    """Seconds of measuring for PLAN[mode]. Full mode takes 24 pairs for the two goals
+    whose intervals are widest (sequential faults, reclaim); quick mode forks three sizes,
+    reads the child's VmPTE in the fork case and reclaims 64 MiB."""
     p = PLAN[mode]
     t = p["fork"] * SECONDS["fork"] * sum(p["sizes"]) / sum(FORK_MB)
     t += p["vmpte"] * SECONDS["vmpte"] + p["seq"] * SECONDS["seq"]

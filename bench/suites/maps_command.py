@@ -15,7 +15,7 @@ ROUNDS = {"quick": {"host": pairstats.MIN_PAIRS, "guest": 0},
 # Seconds per round and around the rounds (the target's VMAs, the untimed round): on the
 # host, measured on the 2-core machine while it built kernels (pmap ~0.1-0.2 s, mmext
 # ~0.05 s, the read pass ~0.03 s); under TCG a guess of ten times that (vma_lookup's
-# listings there take 6-10 times the host's), not yet measured.
+# listings there take 6-10 times the host's), which the runner's printed times check.
 PER_ROUND = {"host": 0.3, "guest": 3.0}
 AROUND = {"host": 0.5, "guest": 8.0}
 # The goals, on B/A of the pairs: (label, pair record's backend, at most this ratio,

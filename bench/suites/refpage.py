@@ -19,7 +19,7 @@ BACKENDS = ("anon", "anon_4k", "memset", "memset_4k", "refpage", "refpage_nocach
 SECONDS_PER_RUN = {"host": 0.04, "guest": 0.8}
 
 # The real program: pdftoppm renders bench/mkpdf.py's 4 pages (20 600x600 images, lines)
-# under bench/pattern_shim.so; runs per method, plus one untimed run each. Quick mode
+# under pattern_shim.so (tools/pattern_shim.c); runs per method, plus one untimed run each. Quick mode
 # renders at 75 dpi, a quarter of the pixels (pages of 1.6 MB, still the shim's large
 # blocks), in about half the time: under TCG this program is most of the quick mode.
 SCALE_RUNS = {"quick": 0, "full": 10}
@@ -43,7 +43,8 @@ def runs(mode, target):
     pdf = os.path.join(BUILD, "bench", "heap.pdf") if key == "host" else "heap.pdf"
     out = [("refpage", ["refpage", "--runs", str(RUNS[mode][key])])]
     # Many writers and mappers of one reference page at once, threads and processes; the
-    # anonymous baseline is measured in the same boot. Full mode only: quick must fit 7 min.
+    # anonymous baseline is measured in the same boot. Full mode only: quick mode has its
+    # budget (runner.QUICK_BUDGET).
     if target == "patched" and SCALE_RUNS[mode]:
         for extra in ([], ["--processes"]):
             out.append((f"refpage_scale{' processes' if extra else ''}",
@@ -214,7 +215,7 @@ def heap_report(ctx, targets):
           "`bench/pattern_heap` runs `"
           + HEAP_CMD.format(dpi=HEAP_DPI[ctx.mode], pdf="heap.pdf") + "` (poppler; the PDF "
           "is made by bench/mkpdf.py: 4 pages, 20 images of 600x600 RGB and line plots) "
-          "with `bench/pattern_shim.so` preloaded. The shim gives every malloc()/realloc() "
+          "with `pattern_shim.so` (`tools/pattern_shim.c`) preloaded. The shim gives every malloc()/realloc() "
           "of 128 KiB or more a mapping of its own and pattern-initialises it (byte 0xa5) "
           "by the method; calloc() gets anonymous memory, smaller blocks stay with glibc. "
           "`anon`: no pattern (the baseline); `memset`: filled on allocation; `refpage`: "

@@ -27,7 +27,7 @@ size_t mmext__page_size(void);
 
 /*
  * getpid() without a system call per use: handles check their owner on every call
- * (once per VMA of a listing), and glibc no longer caches the pid.
+ * (once per VMA of a listing), and glibc (2.25 and later) does not cache the pid.
  */
 pid_t mmext__getpid(void);
 
@@ -118,9 +118,5 @@ bool mmext__have(enum mmext_feature f);
  * like (the probe could not run: nothing is known of the kernel); else -EOPNOTSUPP.
  */
 int mmext__need(enum mmext_feature f);
-
-/* Whether addr..end is fully mapped: 0, -ENOMEM if a hole, -errno. */
-int mmext__range_mapped(uintptr_t addr, uintptr_t end, unsigned int *prot_and,
-			unsigned int *prot_or);
 
 #endif /* MMEXT_INTERNAL_H */

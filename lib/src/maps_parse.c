@@ -14,8 +14,9 @@
 #include "internal.h"
 
 /*
- * Digit value + 1 for 0-9, a-f, A-F; 0 for anything else. A table and no division:
- * at 60k lines per listing the old per-digit overflow division dominated parsing.
+ * Digit value + 1 for 0-9, a-f, A-F; 0 for anything else. A table and no division: at
+ * 60k lines per listing, a division per digit to check for overflow would dominate
+ * parsing.
  */
 static const unsigned char hex_digit[256] = {
 	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5,

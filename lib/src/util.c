@@ -396,33 +396,3 @@ int mmext__uffd_open(uint64_t features)
 	}
 	return fd;
 }
-
-int mmext__range_mapped(uintptr_t addr, uintptr_t end, unsigned int *prot_and,
-			unsigned int *prot_or)
-{
-	struct mmext_maps *m;
-	struct mmext_vma v;
-	unsigned int pand = ~0u, por = 0;
-	uintptr_t cur = addr;
-	int ret;
-
-	ret = mmext_maps_open(0, NULL, &m);
-	if (ret)
-		return ret;
-	while (cur < end) {
-		ret = mmext_maps_find(m, cur, 0, &v);
-		if (ret == -ENOENT)
-			ret = -ENOMEM;
-		if (ret)
-			break;
-		pand &= v.prot;
-		por |= v.prot;
-		cur = v.end;
-	}
-	mmext_maps_close(m);
-	if (prot_and)
-		*prot_and = pand;
-	if (prot_or)
-		*prot_or = por;
-	return ret;
-}

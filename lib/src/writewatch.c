@@ -586,6 +586,29 @@ static int backend_open(struct mmext_ww *w, int backend)
 	}
 }
 
+/* Whether addr..end is mapped throughout: 0, -ENOMEM at a hole, else -errno. */
+static int range_mapped(uintptr_t addr, uintptr_t end)
+{
+	struct mmext_maps *m;
+	struct mmext_vma v;
+	uintptr_t cur = addr;
+	int ret;
+
+	ret = mmext_maps_open(0, NULL, &m);
+	if (ret)
+		return ret;
+	while (cur < end) {
+		ret = mmext_maps_find(m, cur, 0, &v);
+		if (ret == -ENOENT)
+			ret = -ENOMEM;
+		if (ret)
+			break;
+		cur = v.end;
+	}
+	mmext_maps_close(m);
+	return ret;
+}
+
 MMEXT_API int mmext_ww_open(void *addr, size_t len, const struct mmext_ww_opts *opts,
 			    struct mmext_ww **out)
 {
@@ -607,7 +630,7 @@ MMEXT_API int mmext_ww_open(void *addr, size_t len, const struct mmext_ww_opts *
 		return ret;
 	if (backend == MMEXT_WW_MPROTECT)
 		return -EOPNOTSUPP;
-	ret = mmext__range_mapped((uintptr_t)addr, end, NULL, NULL);
+	ret = range_mapped((uintptr_t)addr, end);
 	if (ret)
 		return ret;
 	w = calloc(1, sizeof(*w));

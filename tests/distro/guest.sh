@@ -10,7 +10,7 @@
 #                         this order: trinity, the most disruptive, last)
 # Environment: VMTESTS_CATEGORIES (run_vmtests.sh -t categories; default: every one the
 # script names), VMTESTS_TIMEOUT (seconds per category, 1200), STRESS_SECONDS (per
-# stressor, 10), TRINITY_SECONDS (300), FUZZ_SECONDS (120).
+# stressor, 10), TRINITY_SECONDS (300), UAPI_FUZZ_SECONDS (uapi_fuzz's, 120).
 set -uo pipefail
 
 ks=/mmext/kselftest
@@ -219,7 +219,7 @@ part_trinity() {
 }
 
 part_fuzz() {
-	local secs=${FUZZ_SECONDS:-120} rc
+	local secs=${UAPI_FUZZ_SECONDS:-120} rc
 	mkdir -p /tmp/fuzz && chown $nobody:$nobody /tmp/fuzz && cd /tmp/fuzz || return
 	timeout -k 30 $((secs + 120)) "$setpriv" --reuid=$nobody --regid=$nobody --clear-groups \
 		/mmext/bin/uapi_fuzz -t "$secs" > log 2>&1 < /dev/null

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bench/pattern_shim.so, the allocator the reference pages benchmark preloads into
- * pdftoppm, must not change what a program sees beyond the pattern: this program
- * re-runs itself under the shim with each method and checks malloc/calloc/realloc/
- * reallocarray/free/malloc_usable_size semantics, the pattern (none for anon, zero
- * for calloc), and many large blocks freed in random order. The refpage method needs
+ * pattern_shim.so (tools/pattern_shim.c), the allocator the reference pages benchmark
+ * preloads into pdftoppm, must not change what a program sees beyond the pattern: this
+ * program re-runs itself under the shim with each method and checks malloc/calloc/
+ * realloc/reallocarray/free/malloc_usable_size semantics, the pattern (none for anon,
+ * zero for calloc), and many large blocks freed in random order. The refpage method needs
  * reference pages; the rest run anywhere. SKIPs without the shim beside this program,
  * and under ASan (whose allocator must come first).
  */

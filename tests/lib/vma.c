@@ -825,7 +825,7 @@ static void listing_across_reads(struct __test_metadata *_metadata, uint32_t fla
 
 /*
  * Thousands of VMAs: minutes on a KASAN kernel under TCG on a busy machine, hence the
- * timeouts (the harness's default of 30 s was hit at 3000 VMAs).
+ * timeouts (the harness's default of 30 s is too short for 3000 VMAs there).
  */
 FIXTURE(big) {};
 FIXTURE_SETUP(big) {}
