@@ -26,16 +26,12 @@ int mmext__opts_check(const void *opts, size_t known);
 size_t mmext__page_size(void);
 
 /*
- * getpid() without a system call per use: handles check their owner on every call
- * (once per VMA of a listing), and glibc (2.25 and later) does not cache the pid.
- */
-pid_t mmext__getpid(void);
-
-/*
  * A number of the calling process, never 0, that differs from every ancestor's: what
  * tells a fork child from its parent where pids can repeat (reused, or 1 in a new pid
- * namespace). Shared like the lock words: a vfork() child or a CLONE_VM clone has its
- * parent's. getpid() where the wipe-on-fork page cannot be had.
+ * namespace), and so the owner of every handle, checked on every call (once per VMA
+ * of a listing) without a system call. Shared like the lock words: a vfork() child or
+ * a CLONE_VM clone has its parent's. getpid() where the wipe-on-fork page cannot be
+ * had.
  */
 unsigned long mmext__process_gen(void);
 

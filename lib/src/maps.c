@@ -25,7 +25,7 @@ struct text_cursor {
 };
 
 struct mmext_maps {
-	pid_t owner;		/* the process that opened the handle */
+	unsigned long owner;	/* mmext__process_gen() of the process that opened it */
 	int dir;		/* /proc/PID of the process read: never reopened by number */
 	int find_backend;	/* MMEXT_MAPS_TEXT or MMEXT_MAPS_IOCTL */
 	int list_backend;
@@ -372,7 +372,7 @@ MMEXT_API int mmext_maps_open(pid_t pid, const struct mmext_maps_opts *opts,
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	m->owner = mmext__getpid();
+	m->owner = mmext__process_gen();
 	m->flags = flags;
 	m->iter.fd = m->find.fd = m->fd = -1;
 	/*
@@ -434,7 +434,7 @@ MMEXT_API int mmext_maps_backend(const struct mmext_maps *m)
 {
 	if (!m)
 		return -EINVAL;
-	return m->owner == mmext__getpid() ? m->find_backend : -ECHILD;
+	return m->owner == mmext__process_gen() ? m->find_backend : -ECHILD;
 }
 
 /* Text listing with build IDs: one ioctl per file-backed VMA, where available. */
@@ -531,7 +531,7 @@ MMEXT_API int mmext_maps_find(struct mmext_maps *m, uint64_t addr, unsigned int 
 
 	if (!m || !vma)
 		return -EFAULT;
-	if (m->owner != mmext__getpid())
+	if (m->owner != mmext__process_gen())
 		return -ECHILD;
 	if (flags & ~(MMEXT_FIND_NEXT | MMEXT_FIND_FILE))
 		return -EINVAL;
@@ -560,7 +560,7 @@ MMEXT_API int mmext_maps_next(struct mmext_maps *m, struct mmext_vma *vma)
 
 	if (!m || !vma)
 		return -EFAULT;
-	if (m->owner != mmext__getpid())
+	if (m->owner != mmext__process_gen())
 		return -ECHILD;
 	if (m->iter_gone)
 		return -ESRCH;
@@ -636,7 +636,7 @@ MMEXT_API int mmext_maps_next_sz(struct mmext_maps *m, struct mmext_vma *vma, si
 
 MMEXT_API void mmext_maps_rewind(struct mmext_maps *m)
 {
-	if (!m || m->owner != mmext__getpid())
+	if (!m || m->owner != mmext__process_gen())
 		return;
 	cursor_reset(&m->iter);
 	m->iter_addr = 0;

@@ -30,7 +30,7 @@ struct mmext_pattern {
 	void *addr;
 	size_t len;
 	int backend;
-	pid_t owner;
+	unsigned long owner;	/* mmext__process_gen() of the process that mapped it */
 	struct pattern_id id;
 };
 
@@ -361,7 +361,7 @@ MMEXT_API int mmext_pattern_map(const void *pattern, size_t pattern_len, size_t 
 	p->addr = addr;
 	p->len = r.len;
 	p->backend = backends[i].id;
-	p->owner = mmext__getpid();
+	p->owner = mmext__process_gen();
 	p->id = id;
 	*out = p;
 	return 0;
@@ -447,7 +447,7 @@ MMEXT_API void mmext_pattern_unmap(struct mmext_pattern *p)
 /* Whether p is usable here: it describes the mapping of the process that made it. */
 static bool ours(const struct mmext_pattern *p)
 {
-	return p && p->owner == mmext__getpid();
+	return p && p->owner == mmext__process_gen();
 }
 
 MMEXT_API void *mmext_pattern_addr(const struct mmext_pattern *p)

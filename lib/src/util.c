@@ -53,20 +53,20 @@ size_t mmext__page_size(void)
 }
 
 /*
- * The pid, the process number and the lock words live in a page the kernel empties in
- * every child, whatever made it (fork(), _Fork(), clone() without CLONE_VM): a zero pid
- * means "look it up again", a zero number "take a new one", and a child finds every
- * lock free, however its pid compares with its ancestors' (reused, or 1 in a new pid
- * namespace). A vfork() or posix_spawn() child and a CLONE_VM clone share the page,
- * like threads: such a child shares the locks (private futexes are keyed by the
- * memory) and counts as its parent for handles.
+ * The process number and the lock words live in a page the kernel empties in every
+ * child, whatever made it (fork(), _Fork(), clone() without CLONE_VM): a zero number
+ * means "take a new one", and a child finds every lock free, however its pid compares
+ * with its ancestors' (reused, or 1 in a new pid namespace). A vfork() or
+ * posix_spawn() child and a CLONE_VM clone share the page, like threads: such a child
+ * shares the locks (private futexes are keyed by the memory) and counts as its parent
+ * for handles.
  *
  * The page is one of the library's own bss, not a mapping of its own: dlclose() unmaps
  * it with the library, and no destructor is needed (one at exit() could pull the page
  * from under a call in progress in another thread). Picked from an area big enough to
  * hold an aligned page of up to 64 KiB; bss pages are anonymous, as madvise() needs.
  * Set up when the library loads. NULL where it cannot be had (before Linux 4.14):
- * getpid() every time, and locks tagged with the holder's pid.
+ * the pid stands in for the process number, and locks are tagged with the holder's.
  */
 #define WIPE_MAX_PAGE	65536
 static char wipe_area[2 * WIPE_MAX_PAGE - 4096] __attribute__((aligned(4096)));
@@ -74,7 +74,6 @@ static char wipe_area[2 * WIPE_MAX_PAGE - 4096] __attribute__((aligned(4096)));
 #define LOCK_SLOTS	8	/* more than the library's locks */
 
 struct wipe_page {
-	pid_t pid;
 	unsigned long gen;	/* see mmext__process_gen() */
 	int lock[LOCK_SLOTS];	/* futex words, see mmext__lock() */
 };
@@ -89,22 +88,6 @@ __attribute__((constructor)) static void wipe_init(void)
 	    madvise((void *)p, psz, MADV_WIPEONFORK))
 		return;
 	wipe = (struct wipe_page *)p;
-	wipe->pid = getpid();
-}
-
-pid_t mmext__getpid(void)
-{
-	pid_t pid;
-
-	if (!wipe)
-		return getpid();
-	/* Every thread of a process stores the same value. */
-	pid = __atomic_load_n(&wipe->pid, __ATOMIC_RELAXED);
-	if (!pid) {
-		pid = getpid();
-		__atomic_store_n(&wipe->pid, pid, __ATOMIC_RELAXED);
-	}
-	return pid;
 }
 
 /*

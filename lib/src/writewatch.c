@@ -27,7 +27,7 @@
 
 struct mmext_ww {
 	int backend;
-	pid_t owner;		/* the process that opened it: the only one it describes */
+	unsigned long owner;	/* mmext__process_gen() of the opener, the one it describes */
 	bool hugetlb;		/* open found hugetlb memory in the range */
 	bool sd_listed;		/* SOFT_DIRTY: on its process's list */
 	uintptr_t start, end;
@@ -252,7 +252,7 @@ static void pms_close(struct mmext_ww *w)
 	struct mmext_vma v;
 	uintptr_t a = w->start;
 
-	if (w->owner != mmext__getpid() || pms_release(w, w->start, w->end))
+	if (w->owner != mmext__process_gen() || pms_release(w, w->start, w->end))
 		return;
 	if (mmext_maps_open(0, NULL, &m))
 		return;
@@ -476,7 +476,7 @@ static void sd_unlink(struct mmext_ww *w)
 	struct mmext_ww **pp;
 	struct sd_state *s;
 
-	if (!w->sd_listed || w->owner != mmext__getpid())
+	if (!w->sd_listed || w->owner != mmext__process_gen())
 		return;
 	s = sd_lock();
 	if (!s)
@@ -640,7 +640,7 @@ MMEXT_API int mmext_ww_open(void *addr, size_t len, const struct mmext_ww_opts *
 	w->end = end;
 	w->npages = (end - w->start) / mmext__page_size();
 	w->uffd = w->pagemap_fd = -1;
-	w->owner = mmext__getpid();
+	w->owner = mmext__process_gen();
 	if (backend != MMEXT_WW_AUTO) {
 		ret = backend_open(w, backend);
 	} else {
@@ -687,7 +687,7 @@ MMEXT_API int mmext_ww_backend(const struct mmext_ww *w)
 {
 	if (!w)
 		return -EINVAL;
-	return w->owner == mmext__getpid() ? w->backend : -ECHILD;
+	return w->owner == mmext__process_gen() ? w->backend : -ECHILD;
 }
 
 /* [addr, addr + len) page-rounded and inside the watch. */
@@ -714,7 +714,7 @@ MMEXT_API int mmext_ww_get(struct mmext_ww *w, void *addr, size_t len, unsigned 
 	if (!w || !count || (!pages && *count))
 		return -EFAULT;
 	/* Another process (a fork child) would read or reset the owner's state. */
-	if (w->owner != mmext__getpid())
+	if (w->owner != mmext__process_gen())
 		return -ECHILD;
 	if (flags & ~MMEXT_WW_RESET)
 		return -EINVAL;
@@ -740,7 +740,7 @@ MMEXT_API int mmext_ww_reset(struct mmext_ww *w, void *addr, size_t len)
 
 	if (!w)
 		return -EFAULT;
-	if (w->owner != mmext__getpid())
+	if (w->owner != mmext__process_gen())
 		return -ECHILD;
 	ret = sub_range(w, addr, len, &a, &e);
 	if (ret)

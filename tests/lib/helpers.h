@@ -204,6 +204,44 @@ static inline int t_stuck_start(struct t_stuck *s)
 			TH_LOG("status %#x", __status);				\
 	} while (0)
 
+/* Exit status of t_as_pid1()'s child when it is not pid 1 after all. */
+#define T_NOT_PID1	92
+
+struct t_pid1 {
+	int (*fn)(void *);
+	void *arg;
+};
+
+static inline int t_pid1_main(void *arg)
+{
+	const struct t_pid1 *p = arg;
+
+	alarm(10);
+	return getpid() == 1 ? p->fn(p->arg) : T_NOT_PID1;
+}
+
+/*
+ * Run fn(arg) in a child that is pid 1 of a new pid namespace: the child's wait
+ * status (fn's value is its exit status), -1, or an exit with T_NO_STANDIN when this
+ * process may not make one (it needs CAP_SYS_ADMIN). Once per process: its later
+ * children are of that namespace, and none can be made once the first has exited. fn
+ * calling it in turn makes a child with its parent's pid, 1.
+ */
+static inline int t_as_pid1(int (*fn)(void *), void *arg)
+{
+	struct t_pid1 p = { fn, arg };
+
+	if (unshare(CLONE_NEWPID))
+		return errno == EPERM ? W_EXITCODE(T_NO_STANDIN, 0) : -1;
+	return t_child_status(t_pid1_main, &p);
+}
+
+/* The exit status for the wait status of a t_as_pid1() child, for its own parent. */
+static inline int t_exit_of(int status)
+{
+	return status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 static int (*t_stuck_child)(void);
 
 static inline int t_stuck_child_main(void *arg)

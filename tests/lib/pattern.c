@@ -820,6 +820,34 @@ TEST(handle_fails_in_a_child)
 	mmext_pattern_unmap(o.p);
 }
 
+/* The same as pid 1 of a pid namespace, whose child is pid 1 of another: its pid. */
+static int pid1_forks_a_pid1_child(void *arg)
+{
+	struct owned o;
+	int ret;
+
+	(void)arg;
+	if (mmext_pattern_map(pat8, 8, 4 * t_psz(), NULL, &o.p))
+		return 1;
+	o.addr = mmext_pattern_addr(o.p);
+	o.addr[0] = 1;
+	ret = t_exit_of(t_as_pid1(child_uses_parents_handle, &o));
+	if (ret) {
+		fprintf(stderr, "#      the pid 1 child's use of the handle: exit %d\n", ret);
+		return 2;
+	}
+	if (o.addr[0] != 1 || mmext_pattern_addr(o.p) != o.addr)
+		return 3;
+	mmext_pattern_unmap(o.p);
+	return 0;
+}
+
+TEST(handle_fails_in_a_child_with_the_same_pid)
+{
+	T_EXPECT_CHILD_OK(t_as_pid1(pid1_forks_a_pid1_child, NULL),
+			  "cannot make a pid namespace (needs CAP_SYS_ADMIN)");
+}
+
 /* vm.max_map_count reached: -ENOMEM and nothing left behind. */
 static int exhaust_map_count(void *arg)
 {

@@ -1019,6 +1019,55 @@ TEST(handle_fails_in_a_child)
 	}
 }
 
+/* A maps handle per backend; NULL for IOCTL without PROCMAP_QUERY. */
+#define PID1_BACKENDS	3
+
+static int pid1_child_uses_handles(void *arg)
+{
+	struct mmext_maps **m = arg;
+	int i, ret;
+
+	for (i = 0; i < PID1_BACKENDS; i++) {
+		ret = m[i] ? child_uses_own_maps_handle(m[i]) : 0;
+		if (ret)
+			return 10 * (i + 1) + ret;
+	}
+	return 0;
+}
+
+/* The same as pid 1 of a pid namespace, whose child is pid 1 of another: its pid. */
+static int pid1_forks_a_pid1_child(void *arg)
+{
+	static const int backends[] = { MMEXT_MAPS_AUTO, MMEXT_MAPS_TEXT, MMEXT_MAPS_IOCTL };
+	struct mmext_maps *m[PID1_BACKENDS] = { NULL };
+	struct mmext_vma v;
+	int i, ret;
+
+	(void)arg;
+	for (i = 0; i < PID1_BACKENDS; i++) {
+		MMEXT_OPTS(mmext_maps_opts, o, .backend = backends[i]);
+
+		ret = mmext_maps_open(0, &o, &m[i]);
+		if (ret && backends[i] != MMEXT_MAPS_IOCTL)
+			return 1;
+	}
+	ret = t_exit_of(t_as_pid1(pid1_child_uses_handles, m));
+	if (ret)
+		fprintf(stderr, "#      the pid 1 child's use of the handles: exit %d\n", ret);
+	for (i = 0; i < PID1_BACKENDS; i++) {
+		if (m[i] && mmext_maps_find(m[i], (uintptr_t)&v, 0, &v))
+			ret = 2;
+		mmext_maps_close(m[i]);
+	}
+	return ret;
+}
+
+TEST(handle_fails_in_a_child_with_the_same_pid)
+{
+	T_EXPECT_CHILD_OK(t_as_pid1(pid1_forks_a_pid1_child, NULL),
+			  "cannot make a pid namespace (needs CAP_SYS_ADMIN)");
+}
+
 /* The GNU build ID of this program, from its own program headers. */
 static int own_build_id(struct dl_phdr_info *info, size_t size, void *data)
 {

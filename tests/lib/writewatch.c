@@ -292,6 +292,53 @@ TEST_F(ww, handle_fails_in_a_child)
 	EXPECT_EQ(5, idx(self, 1));
 }
 
+/*
+ * The same as pid 1 of a pid namespace, whose child is pid 1 of another: the child
+ * has the opener's pid, and must still find the watch not its own.
+ */
+struct pid1_watch {
+	FIXTURE_DATA(ww) *self;
+	int backend;
+};
+
+static int pid1_forks_a_pid1_child(void *arg)
+{
+	struct pid1_watch *pw = arg;
+	FIXTURE_DATA(ww) *self = pw->self;
+	size_t count = NPAGES;
+	int ret;
+
+	/* self->w is the test process's: this process opens one of its own. */
+	ret = open_watch(self->area, self->len, pw->backend, &self->w);
+	if (ret) {
+		fprintf(stderr, "#      open as pid 1: %d\n", ret);
+		return 1;
+	}
+	self->area[1 * self->psz] = 1;
+	ret = t_exit_of(t_as_pid1(child_uses_parents_watch, self));
+	if (ret) {
+		fprintf(stderr, "#      the pid 1 child's use of the watch: exit %d\n", ret);
+		return 2;
+	}
+	self->area[5 * self->psz] = 1;
+	ret = mmext_ww_get(self->w, self->area, self->len, 0, self->pages, &count);
+	if (ret || count != 2 || self->pages[0] != self->area + self->psz ||
+	    self->pages[1] != self->area + 5 * self->psz) {
+		fprintf(stderr, "#      the opener's get after the child: %d, %zu pages\n", ret,
+			count);
+		return 3;
+	}
+	return 0;
+}
+
+TEST_F(ww, handle_fails_in_a_child_with_the_same_pid)
+{
+	struct pid1_watch pw = { self, variant->backend };
+
+	T_EXPECT_CHILD_OK(t_as_pid1(pid1_forks_a_pid1_child, &pw),
+			  "cannot make a pid namespace (needs CAP_SYS_ADMIN)");
+}
+
 /* Several VMAs of different kinds under one watch. */
 TEST_F(ww, range_spanning_several_vmas)
 {
