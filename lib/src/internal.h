@@ -36,11 +36,21 @@ size_t mmext__page_size(void);
 unsigned long mmext__process_gen(void);
 
 /*
+ * Cancellation off for the calling thread while the library holds a lock: a thread
+ * cancelled at a system call inside (open() and read() are cancellation points) would
+ * leave the lock held for good. mmext__cancel_off() returns the state that
+ * mmext__cancel_restore() puts back once the lock is released.
+ */
+int mmext__cancel_off(void);
+void mmext__cancel_restore(int old);
+
+/*
  * A lock with no fork handler: *lock, a static word of the caller's, says whether it
  * is held; the futex word is in a page that every fork child gets zeroed, so a child
  * never waits for a lock that a thread of its parent held, however the pids compare.
  * mmext__lock() returns true when such a thread held it: what the lock guards may be
- * half-updated. Not recursive, not for signal handlers.
+ * half-updated. The holder cannot be cancelled (mmext__cancel_off()) until
+ * mmext__unlock(). Not recursive, not for signal handlers.
  */
 bool mmext__lock(int *lock);
 void mmext__unlock(int *lock);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,8 +129,9 @@ static void futex(int *word, int op, int val)
  */
 static int *slot_owner[LOCK_SLOTS];
 static int pid_lock[LOCK_SLOTS];
+static int slot_cancel[LOCK_SLOTS];	/* the holder's, from mmext__cancel_off() */
 
-static int *futex_word(int *lock)
+static size_t lock_slot(int *lock)
 {
 	int *cur;
 	size_t i;
@@ -140,14 +142,35 @@ static int *futex_word(int *lock)
 							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			cur = lock;
 		if (cur == lock)
-			return wipe ? &wipe->lock[i] : &pid_lock[i];
+			return i;
 	}
 	abort();	/* LOCK_SLOTS is too small for the library's locks */
 }
 
+static int *futex_word(size_t slot)
+{
+	return wipe ? &wipe->lock[slot] : &pid_lock[slot];
+}
+
+int mmext__cancel_off(void)
+{
+	int old = PTHREAD_CANCEL_ENABLE;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	return old;
+}
+
+void mmext__cancel_restore(int old)
+{
+	int ignored;
+
+	pthread_setcancelstate(old, &ignored);
+}
+
 bool mmext__lock(int *lock)
 {
-	int *word = futex_word(lock);
+	size_t slot = lock_slot(lock);
+	int cancel = mmext__cancel_off(), *word = futex_word(slot);
 	int me = wipe ? 2 : (int)getpid() << 1, want = me, cur = 0;
 	bool taken_over;
 
@@ -167,16 +190,19 @@ bool mmext__lock(int *lock)
 	}
 	taken_over = *lock || (cur & ~1);
 	*lock = 1;
+	slot_cancel[slot] = cancel;
 	return taken_over;
 }
 
 void mmext__unlock(int *lock)
 {
-	int *word = futex_word(lock);
+	size_t slot = lock_slot(lock);
+	int cancel = slot_cancel[slot], *word = futex_word(slot);
 
 	*lock = 0;
 	if (__atomic_exchange_n(word, 0, __ATOMIC_RELEASE) & 1)
 		futex(word, FUTEX_WAKE_PRIVATE, 1);
+	mmext__cancel_restore(cancel);
 }
 
 int mmext__range(const void *addr, size_t len, uintptr_t *endp)

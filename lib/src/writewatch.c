@@ -274,24 +274,28 @@ static void pms_close(struct mmext_ww *w)
 struct sd_state {
 	unsigned long gen;	/* mmext__process_gen() */
 	pthread_mutex_t lock;
+	int cancel;		/* the holder's, from mmext__cancel_off() */
 	struct mmext_ww *list;
 	struct sd_state *inherited;	/* kept reachable only */
 };
 
 static struct sd_state *sd_state;
 
-/* This process's state, locked; NULL when out of memory. */
+/* This process's state, locked (see mmext__cancel_off()); NULL when out of memory. */
 static struct sd_state *sd_lock(void)
 {
 	struct sd_state *s = __atomic_load_n(&sd_state, __ATOMIC_ACQUIRE), *n;
 	unsigned long gen = mmext__process_gen();
+	int cancel = mmext__cancel_off();
 
 	while (!s || s->gen != gen) {
 		/* Not the heap's: locking it would dirty a watched heap. */
 		n = mmap(NULL, sizeof(*n), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			 -1, 0);
-		if (n == MAP_FAILED)
+		if (n == MAP_FAILED) {
+			mmext__cancel_restore(cancel);
 			return NULL;
+		}
 		n->gen = gen;
 		n->inherited = s;
 		pthread_mutex_init(&n->lock, NULL);
@@ -304,12 +308,16 @@ static struct sd_state *sd_lock(void)
 		munmap(n, sizeof(*n));
 	}
 	pthread_mutex_lock(&s->lock);
+	s->cancel = cancel;
 	return s;
 }
 
 static void sd_unlock(struct sd_state *s)
 {
+	int cancel = s->cancel;
+
 	pthread_mutex_unlock(&s->lock);
+	mmext__cancel_restore(cancel);
 }
 
 #define PM_SOFT_DIRTY	(1ULL << 55)

@@ -186,6 +186,18 @@ TEST(fork_while_an_mmext_fork_is_stuck)
 			  "cannot stand a marker file in (needs root and mount namespaces)");
 }
 
+/*
+ * A thread cancelled inside mmext_fork() (at the read() of the probe's blocking
+ * marker, under the fork's lock): the process's next mmext_fork() goes ahead.
+ */
+TEST(thread_cancelled_inside_an_mmext_fork)
+{
+	struct t_while_stuck w = { MMEXT_COW_PTE_SYSFS, fork_and_reap, child_forks };
+
+	T_EXPECT_CHILD_OK(t_child_status(t_cancel_while_stuck, &w),
+			  "cannot stand a marker file in (needs root and mount namespaces)");
+}
+
 /* A probe of COW page tables: with its marker blocking, it holds the probe lock. */
 static void probe_cow_pte(void)
 {

@@ -258,6 +258,24 @@ struct t_while_stuck {
 };
 
 /*
+ * Within a 10 s alarm, with w->marker blocking, start s, a thread stuck in w->call()
+ * inside the library: the marker's fd, whose closing lets the call go on, else
+ * -T_NO_STANDIN or -T_NOT_STUCK.
+ */
+static inline int t_stuck_on_marker(const struct t_while_stuck *w, struct t_stuck *s)
+{
+	int fd;
+
+	alarm(10);
+	s->call = w->call;
+	fd = t_blocking_marker(w->marker);
+	if (fd < 0)
+		return -T_NO_STANDIN;
+	mmext_probe_reset();
+	return t_stuck_start(s) ? -T_NOT_STUCK : fd;
+}
+
+/*
  * With w->marker blocking, one thread stuck in w->call() inside the library, then
  * in a forked child w->child(), which must return 0 within 5 s. For a process of its
  * own: t_child_status(t_while_stuck, &w). An atfork handler that waits for a lock
@@ -266,17 +284,13 @@ struct t_while_stuck {
 static inline int t_while_stuck(void *arg)
 {
 	const struct t_while_stuck *w = arg;
-	struct t_stuck s = { .call = w->call };
+	struct t_stuck s;
 	int fd, status;
 
-	alarm(10);
 	t_stuck_child = w->child;
-	fd = t_blocking_marker(w->marker);
+	fd = t_stuck_on_marker(w, &s);
 	if (fd < 0)
-		return T_NO_STANDIN;
-	mmext_probe_reset();
-	if (t_stuck_start(&s))
-		return T_NOT_STUCK;
+		return -fd;
 	status = t_child_status(t_stuck_child_main, NULL);
 	if (status)
 		fprintf(stderr, "#      the child's wait status: %#x\n", status);
@@ -284,6 +298,30 @@ static inline int t_while_stuck(void *arg)
 	close(fd);
 	pthread_join(s.th, NULL);
 	return status != 0;
+}
+
+/*
+ * With w->marker blocking, one thread stuck in w->call() inside the library is
+ * cancelled there; once it has ended, w->child() runs in this process and must return
+ * 0 within the alarm (a lock left held hangs it). For a process of its own:
+ * t_child_status(t_cancel_while_stuck, &w).
+ */
+static inline int t_cancel_while_stuck(void *arg)
+{
+	const struct t_while_stuck *w = arg;
+	struct t_stuck s;
+	int fd = t_stuck_on_marker(w, &s);
+
+	if (fd < 0)
+		return -fd;
+	if (pthread_cancel(s.th))
+		return T_NOT_STUCK;
+	/* A call that does not act on the request there reads end-of-file and returns. */
+	close(fd);
+	pthread_join(s.th, NULL);
+	/* What it read there, if it went on, is no answer to keep. */
+	mmext_probe_reset();
+	return w->child();
 }
 
 static int (*t_leader_gone_fn)(void);

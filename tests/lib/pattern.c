@@ -433,6 +433,32 @@ TEST(fork_while_a_map_is_stuck)
 			  "cannot stand a marker file in (needs root and mount namespaces)");
 }
 
+/*
+ * The kernel backend alone: the cache's lock, then the probe's marker, and no other
+ * system call that is a cancellation point (a sanitizer's stack checks take a thread
+ * cancelled through the library's frames for a stack overflow).
+ */
+static void map_kernel(void)
+{
+	MMEXT_OPTS(mmext_pattern_opts, o, .backend = MMEXT_PATTERN_KERNEL);
+	struct mmext_pattern *q;
+
+	if (!mmext_pattern_map(pat8, 8, t_psz(), &o, &q))
+		mmext_pattern_unmap(q);
+}
+
+/*
+ * A thread cancelled inside a map (at the read() of the probe's blocking marker, under
+ * the cache's lock): the process's next map goes ahead.
+ */
+TEST(thread_cancelled_inside_a_map)
+{
+	struct t_while_stuck w = { MMEXT_REFPAGE_SYSFS, map_kernel, child_maps };
+
+	T_EXPECT_CHILD_OK(t_child_status(t_cancel_while_stuck, &w),
+			  "cannot stand a marker file in (needs root and mount namespaces)");
+}
+
 static int exit_while_stuck_mapping(void *arg)
 {
 	struct t_stuck s = { .call = map_auto };

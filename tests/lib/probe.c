@@ -279,6 +279,66 @@ TEST(fork_while_a_probe_is_stuck)
 			  "cannot stand a marker file in (needs root and mount namespaces)");
 }
 
+/*
+ * A thread cancelled inside a probe (at the read() of its blocking marker): the
+ * process's next probe goes ahead.
+ */
+TEST(thread_cancelled_inside_a_probe)
+{
+	struct t_while_stuck w = { MMEXT_COW_PTE_SYSFS, probe_cow_pte, child_probes };
+
+	T_EXPECT_CHILD_OK(t_child_status(t_cancel_while_stuck, &w),
+			  "cannot stand a marker file in (needs root and mount namespaces)");
+}
+
+/* The calls are no cancellation points: the loop needs one of its own. */
+static void *probe_until_cancelled(void *arg)
+{
+	struct mmext_feature_status st;
+
+	(void)arg;
+	for (;;) {
+		mmext_probe_reset();
+		mmext_probe(MMEXT_FEAT_WRITEWATCH, &st);
+		pthread_testcancel();
+	}
+	return NULL;
+}
+
+/*
+ * Threads cancelled wherever they are in a loop of probes, mostly in the probe's
+ * system calls: no probe after them waits.
+ */
+static int probe_after_cancels(void *arg)
+{
+	struct timespec pause = { 0, 2 * 1000 * 1000 };
+	struct mmext_feature_status st;
+	pthread_t th;
+	int i;
+
+	(void)arg;
+	alarm(10);	/* a lock left held hangs the next probe */
+	for (i = 0; i < 200; i++) {
+		if (pthread_create(&th, NULL, probe_until_cancelled, NULL))
+			return 2;
+		nanosleep(&pause, NULL);
+		pthread_cancel(th);
+		pthread_join(th, NULL);
+		mmext_probe_reset();
+		if (mmext_probe(MMEXT_FEAT_WRITEWATCH, &st))
+			return 1;
+	}
+	return 0;
+}
+
+TEST(threads_cancelled_while_probing)
+{
+	int status = t_child_status(probe_after_cancels, NULL);
+
+	EXPECT_TRUE(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("status %#x", status);
+}
+
 /* Let only n more fds be opened (the harness runs each test in its own process). */
 static void t_free_fds(struct __test_metadata *_metadata, int n)
 {
