@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <mmext/uapi.h>
@@ -217,32 +218,64 @@ static int kernel_map(const struct pattern_req *r, void **addr, struct pattern_i
 	return ret;
 }
 
-/* A sealed memfd of tile_pages pattern pages. */
+#define FILL_IOV	64	/* pages per pwritev() */
+
+/*
+ * Write bytes (whole pages) of page, a page of the pattern, to fd from offset 0: 0 or
+ * -errno. Written, not stored through a shared mapping: a page the memfd cannot have
+ * (the commit limit under vm.overcommit_memory=2, a full tmpfs) is then an error
+ * here, where a store would raise SIGBUS. Out of room is -ENOMEM: the memfd is memory.
+ */
+static int fill_pages(int fd, const char *page, size_t bytes)
+{
+	size_t psz = mmext__page_size(), off = 0, done, n;
+	struct iovec iov[FILL_IOV];
+	ssize_t w;
+
+	while (off < bytes) {
+		/* Only the first entry can start mid-page, after a short write. */
+		for (n = 0, done = 0; n < FILL_IOV && off + done < bytes; n++) {
+			iov[n].iov_base = (char *)page + (off + done) % psz;
+			iov[n].iov_len = psz - (off + done) % psz;
+			done += iov[n].iov_len;
+		}
+		w = pwritev(fd, iov, (int)n, (off_t)off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return !w || errno == ENOSPC ? -ENOMEM : -errno;
+		off += w;
+	}
+	return 0;
+}
+
+/*
+ * A sealed memfd of tile_bytes of pattern. Not cancelled at pwritev(), a cancellation
+ * point, which would leave the memfd and the page behind.
+ */
 static int pattern_memfd(const struct pattern_req *r, size_t tile_bytes)
 {
-	size_t i;
-	char *p;
-	int fd, ret;
+	size_t psz = mmext__page_size(), i;
+	int fd, ret, cancel;
+	char *page;
 
+	page = malloc(psz);
+	if (!page)
+		return -ENOMEM;
+	for (i = 0; i < psz; i += r->pattern_len)
+		memcpy(page + i, r->pattern, r->pattern_len);
+	cancel = mmext__cancel_off();
 	fd = memfd_create("mmext-pattern", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, tile_bytes))
-		goto fail;
-	p = mmap(NULL, tile_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED)
-		goto fail;
-	for (i = 0; i < tile_bytes; i += r->pattern_len)
-		memcpy(p + i, r->pattern, r->pattern_len);
-	munmap(p, tile_bytes);
+	ret = fd < 0 ? -errno : fill_pages(fd, page, tile_bytes);
 	/* Nobody may change the pattern under the clean pages that share it. */
-	if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
-		goto fail;
-	return fd;
-fail:
-	ret = -errno;
-	close(fd);
-	return ret;
+	if (!ret && fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW |
+			  F_SEAL_SEAL))
+		ret = -errno;
+	if (ret && fd >= 0)
+		close(fd);
+	mmext__cancel_restore(cancel);
+	free(page);
+	return ret ? ret : fd;
 }
 
 static int emulated_map(const struct pattern_req *r, void **addr, struct pattern_id *id)

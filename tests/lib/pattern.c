@@ -551,6 +551,54 @@ TEST(emulated_respects_file_size_limit)
 		TH_LOG("child status %#x", status);
 }
 
+/*
+ * The library's memfd_create(): the system call, unless a test sets memfd_dir, where
+ * an unlinked file stands in for the memfd (a file on a small tmpfs runs out of room
+ * as a memfd does at the commit limit under vm.overcommit_memory=2).
+ */
+static const char *memfd_dir;
+
+int memfd_create(const char *name, unsigned int flags)
+{
+	char path[256];
+	int fd;
+
+	if (!memfd_dir)
+		return syscall(SYS_memfd_create, name, flags);
+	snprintf(path, sizeof(path), "%s/memfd", memfd_dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		unlink(path);
+	return fd;
+}
+
+/* A tile the memfd has no room for: the map fails, and no SIGBUS kills the caller. */
+static int child_maps_without_room(void *arg)
+{
+	MMEXT_OPTS(mmext_pattern_opts, o, .backend = MMEXT_PATTERN_EMULATED);
+	struct mmext_pattern *p;
+	int ret;
+
+	(void)arg;
+	alarm(10);
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("mmext-test", "/sys/kernel/mm", "tmpfs", 0, "size=64k"))
+		return T_NO_STANDIN;
+	memfd_dir = "/sys/kernel/mm";
+	ret = mmext_pattern_map(pat8, 8, 4 << 20, &o, &p);
+	if (ret != -ENOMEM) {
+		fprintf(stderr, "#      map: %d\n", ret);
+		return 1;
+	}
+	return 0;
+}
+
+TEST(emulated_memfd_out_of_room_is_enomem)
+{
+	T_EXPECT_CHILD_OK(t_child_status(child_maps_without_room, NULL),
+			  "cannot mount a small tmpfs (needs root and mount namespaces)");
+}
+
 TEST(full_page_pattern)
 {
 	size_t psz = t_psz(), i;
