@@ -26,6 +26,12 @@ int cmd_watch(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 
 /*
+ * SIGPIPE's disposition when mmext started (SIG_DFL or SIG_IGN): mmext ignores it for
+ * its own writes, and run gives COMMAND this one back.
+ */
+extern void (*cli_sigpipe)(int);
+
+/*
  * Print "mmext CMD: MESSAGE" and the usage hint on stderr; returns EXIT_USAGE so
  * callers can write `return cli_usage(...)`.
  */

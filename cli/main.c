@@ -90,9 +90,13 @@ static int run(int argc, char **argv)
 	return cli_usage(NULL, "unknown command %s", cli_arg(argv[1]));
 }
 
+void (*cli_sigpipe)(int) = SIG_DFL;
+
 int main(int argc, char **argv)
 {
 	/* EPIPE, then exit 1 like any other write error, rather than death by signal. */
-	signal(SIGPIPE, SIG_IGN);
+	cli_sigpipe = signal(SIGPIPE, SIG_IGN);
+	if (cli_sigpipe == SIG_ERR)
+		cli_sigpipe = SIG_DFL;
 	return close_stdout(run(argc, argv));
 }

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -111,8 +112,11 @@ int cmd_run(int argc, char **argv)
 	}
 	/* Whatever stdio holds must not be lost, nor written twice. */
 	fflush(stdout);
+	/* An ignored signal stays ignored across execve(): COMMAND gets what mmext got. */
+	signal(SIGPIPE, cli_sigpipe);
 	execvp(argv[optind], argv + optind);
 	ret = errno;
+	signal(SIGPIPE, SIG_IGN);
 	cli_fail("run", ret, "%s", cli_arg(argv[optind]));
 	return ret == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC;
 }

@@ -366,6 +366,9 @@ check "maps --group: names as /proc/PID/maps shows them" 'run 0 maps --group $ho
 run_usage() { run 125 run "$@" && grep -q "Try 'mmext run --help'" "$tmp/err" && [ ! -s "$tmp/out" ]; }
 check "run --help" 'run 0 run --help && grep -q "^Usage: mmext run" "$tmp/out"'
 check "run: COMMAND's status and output" 'run 3 run -- sh -c "echo out; exit 3" && [ "$(cat "$tmp/out")" = out ]'
+# mmext ignores SIGPIPE for its own output; COMMAND must get what mmext was given.
+check "run: COMMAND gets the signal dispositions mmext got" '
+	run 0 run grep SigIgn /proc/self/status && [ "$(cat "$tmp/out")" = "$(grep SigIgn /proc/self/status)" ]'
 check "run: options after COMMAND are COMMAND's" 'run 0 run echo --cow-pte && [ "$(cat "$tmp/out")" = --cow-pte ]'
 check "run: COMMAND not found: exit 127" 'run 127 run -- /nonexistent/command && grep -q "^mmext run: .*/nonexistent/command.*: No such file or directory$" "$tmp/err"'
 check "run: COMMAND not in PATH: exit 127" 'run 127 run no-such-command-here'
