@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +14,15 @@
 #include "internal.h"
 
 #define TEXT_CHUNK	(64 * 1024)
-#define NAME_CAP_MAX	(1u << 20)	/* d_path never exceeds PATH_MAX; be generous */
+#define NAME_CAP_MAX	PATH_MAX	/* PROCMAP_QUERY's cap: a longer name is ENAMETOOLONG */
 #define BUILD_ID_MAX	64
+
+/* What ioctl_query() asks for as the name. */
+enum query_name {
+	QUERY_NO_NAME,		/* none: vma->name is "" whatever the VMA */
+	QUERY_NAME,		/* up to PATH_MAX, else -ENAMETOOLONG */
+	QUERY_NAME_OR_TEXT,	/* beyond PATH_MAX, the text's */
+};
 
 /* A sequential reader of the text file: lines of any length. */
 struct text_cursor {
@@ -31,6 +39,7 @@ struct mmext_maps {
 	int list_backend;
 	uint32_t flags;
 	bool have_ioctl;
+	bool no_names;		/* the library's own lookups: extents, device, inode, offset */
 	int fd;			/* /proc/PID/maps: the ioctl target */
 	struct text_cursor iter, find;
 	uint64_t iter_addr;	/* ioctl listing: where the next lookup starts */
@@ -96,7 +105,7 @@ static int open_in(const struct mmext_maps *m, const char *name)
 }
 
 static int ioctl_query(struct mmext_maps *m, uint64_t addr, uint64_t qflags, bool build_id,
-		       struct mmext_vma *vma);
+		       enum query_name name, struct mmext_vma *vma);
 
 /* m->name with room for size bytes: 0 or -ENOMEM. */
 static int name_room(struct mmext_maps *m, size_t size)
@@ -150,7 +159,7 @@ static void text_name(struct mmext_maps *m, struct mmext_vma *vma, char *name)
 	if (vma->name_len < 4 || !memmem(name, vma->name_len, "\\012", 4))
 		return;
 	if (m->have_ioctl) {
-		if (!ioctl_query(m, vma->start, 0, false, &q) && q.start == vma->start &&
+		if (!ioctl_query(m, vma->start, 0, false, QUERY_NAME, &q) && q.start == vma->start &&
 		    q.end == vma->end) {
 			exact = q.name;
 			elen = q.name_len;
@@ -295,13 +304,39 @@ static int reopen(struct mmext_maps *m)
 	return mm_gone(m) ? -ESRCH : 0;
 }
 
+/*
+ * The name of *vma, found by PROCMAP_QUERY with none, from the text, which shows
+ * paths longer than PATH_MAX: 0, -ENAMETOOLONG when the text has no VMA of the same
+ * extent (it changed in between), or -errno. The name points into the lookup
+ * cursor's buffer.
+ */
+static int text_name_of(struct mmext_maps *m, struct mmext_vma *vma)
+{
+	struct mmext_vma v;
+	int ret;
+
+	cursor_reset(&m->find);
+	while ((ret = text_next(m, &m->find, &v)) > 0) {
+		if (v.end <= vma->start)
+			continue;
+		if (v.start != vma->start || v.end != vma->end)
+			break;
+		/* What the text says of the VMA, and the build ID the ioctl found. */
+		v.build_id = vma->build_id;
+		v.build_id_len = vma->build_id_len;
+		*vma = v;
+		return 0;
+	}
+	return ret < 0 ? ret : -ENAMETOOLONG;
+}
+
 static int ioctl_query(struct mmext_maps *m, uint64_t addr, uint64_t qflags, bool build_id,
-		       struct mmext_vma *vma)
+		       enum query_name name, struct mmext_vma *vma)
 {
 	struct procmap_query q;
 	int ret;
 
-	if (!m->name) {
+	if (name != QUERY_NO_NAME && !m->name) {
 		m->name_cap = 256;
 		m->name = malloc(m->name_cap);
 		if (!m->name)
@@ -312,8 +347,10 @@ static int ioctl_query(struct mmext_maps *m, uint64_t addr, uint64_t qflags, boo
 		q.size = sizeof(q);
 		q.query_flags = qflags;
 		q.query_addr = addr;
-		q.vma_name_addr = (uintptr_t)m->name;
-		q.vma_name_size = m->name_cap;
+		if (name != QUERY_NO_NAME) {
+			q.vma_name_addr = (uintptr_t)m->name;
+			q.vma_name_size = m->name_cap;
+		}
 		if (build_id) {
 			q.build_id_addr = (uintptr_t)m->build_id;
 			q.build_id_size = sizeof(m->build_id);
@@ -321,8 +358,14 @@ static int ioctl_query(struct mmext_maps *m, uint64_t addr, uint64_t qflags, boo
 		if (!ioctl(m->fd, PROCMAP_QUERY, &q))
 			break;
 		ret = -errno;
-		if (ret != -ENAMETOOLONG || m->name_cap >= NAME_CAP_MAX)
+		if (ret != -ENAMETOOLONG || name == QUERY_NO_NAME)
 			return ret;
+		if (m->name_cap >= NAME_CAP_MAX) {
+			if (name != QUERY_NAME_OR_TEXT)
+				return ret;
+			ret = ioctl_query(m, addr, qflags, build_id, QUERY_NO_NAME, vma);
+			return ret ? ret : text_name_of(m, vma);
+		}
 		free(m->name);
 		m->name_cap *= 4;
 		m->name = malloc(m->name_cap);
@@ -340,12 +383,17 @@ static int ioctl_query(struct mmext_maps *m, uint64_t addr, uint64_t qflags, boo
 	vma->dev_minor = q.dev_minor;
 	vma->prot = q.vma_flags & (MMEXT_VMA_READ | MMEXT_VMA_WRITE | MMEXT_VMA_EXEC |
 				   MMEXT_VMA_SHARED);
-	if (!q.vma_name_size)
-		m->name[0] = '\0';
-	vma->name = m->name;
-	vma->name_len = strlen(m->name);
+	if (name == QUERY_NO_NAME) {
+		vma->name = "";
+	} else {
+		if (!q.vma_name_size)
+			m->name[0] = '\0';
+		vma->name = m->name;
+		vma->name_len = strlen(m->name);
+	}
 	mmext__vma_classify(vma);
-	m->name[vma->name_len] = '\0';
+	if (name != QUERY_NO_NAME)
+		m->name[vma->name_len] = '\0';
 	if (build_id && q.build_id_size) {
 		vma->build_id = m->build_id;
 		vma->build_id_len = q.build_id_size;
@@ -416,6 +464,15 @@ fail:
 	return ret;
 }
 
+int mmext__maps_open_self_extents(struct mmext_maps **out)
+{
+	int ret = mmext_maps_open(0, NULL, out);
+
+	if (!ret)
+		(*out)->no_names = true;
+	return ret;
+}
+
 MMEXT_API void mmext_maps_close(struct mmext_maps *m)
 {
 	if (!m)
@@ -445,7 +502,7 @@ static void add_build_id(struct mmext_maps *m, struct mmext_vma *vma)
 	if (!(m->flags & MMEXT_MAPS_BUILD_ID) || !m->have_ioctl || vma->kind != MMEXT_VMA_FILE)
 		return;
 	/* vma->name lives in the text buffer, so the lookup cannot clobber it. */
-	if (!ioctl_query(m, vma->start, 0, true, &tmp) && tmp.start == vma->start &&
+	if (!ioctl_query(m, vma->start, 0, true, QUERY_NO_NAME, &tmp) && tmp.start == vma->start &&
 	    tmp.build_id_len) {
 		vma->build_id = m->build_id;
 		vma->build_id_len = tmp.build_id_len;
@@ -536,15 +593,16 @@ MMEXT_API int mmext_maps_find(struct mmext_maps *m, uint64_t addr, unsigned int 
 	if (flags & ~(MMEXT_FIND_NEXT | MMEXT_FIND_FILE))
 		return -EINVAL;
 	if (m->find_backend == MMEXT_MAPS_IOCTL) {
+		enum query_name name = m->no_names ? QUERY_NO_NAME : QUERY_NAME_OR_TEXT;
 		uint64_t q = 0;
 
 		if (flags & MMEXT_FIND_NEXT)
 			q |= PROCMAP_QUERY_COVERING_OR_NEXT_VMA;
 		if (flags & MMEXT_FIND_FILE)
 			q |= PROCMAP_QUERY_FILE_BACKED_VMA;
-		ret = ioctl_query(m, addr, q, m->flags & MMEXT_MAPS_BUILD_ID, vma);
+		ret = ioctl_query(m, addr, q, m->flags & MMEXT_MAPS_BUILD_ID, name, vma);
 		if (ret == -ESRCH && !reopen(m))
-			ret = ioctl_query(m, addr, q, m->flags & MMEXT_MAPS_BUILD_ID, vma);
+			ret = ioctl_query(m, addr, q, m->flags & MMEXT_MAPS_BUILD_ID, name, vma);
 		return ret == -ENOENT ? find_gate(m, addr, flags, vma) : ret;
 	}
 	ret = find_text(m, addr, flags, vma);
@@ -581,10 +639,10 @@ MMEXT_API int mmext_maps_next(struct mmext_maps *m, struct mmext_vma *vma)
 	if (m->iter_done)
 		return 0;
 	ret = ioctl_query(m, m->iter_addr, PROCMAP_QUERY_COVERING_OR_NEXT_VMA,
-			  m->flags & MMEXT_MAPS_BUILD_ID, vma);
+			  m->flags & MMEXT_MAPS_BUILD_ID, QUERY_NAME_OR_TEXT, vma);
 	if (ret == -ESRCH && !m->iter_addr && !reopen(m))
 		ret = ioctl_query(m, 0, PROCMAP_QUERY_COVERING_OR_NEXT_VMA,
-				  m->flags & MMEXT_MAPS_BUILD_ID, vma);
+				  m->flags & MMEXT_MAPS_BUILD_ID, QUERY_NAME_OR_TEXT, vma);
 	if (ret == -ENOENT)
 		ret = find_gate(m, m->iter_addr, MMEXT_FIND_NEXT, vma);
 	if (ret == -ENOENT) {

@@ -430,7 +430,7 @@ static int each_own_part(struct mmext_pattern *p, uintptr_t a, uintptr_t e,
 	uintptr_t s, t;
 	int ret, skipped = 0;
 
-	ret = mmext_maps_open(0, NULL, &m);
+	ret = mmext__maps_open_self_extents(&m);
 	if (ret)
 		return ret;
 	while (a < e) {

@@ -254,7 +254,7 @@ static void pms_close(struct mmext_ww *w)
 
 	if (w->owner != mmext__process_gen() || pms_release(w, w->start, w->end))
 		return;
-	if (mmext_maps_open(0, NULL, &m))
+	if (mmext__maps_open_self_extents(&m))
 		return;
 	while (a < w->end && !mmext_maps_find(m, a, MMEXT_FIND_NEXT, &v) && v.start < w->end) {
 		a = v.end < w->end ? v.end : w->end;
@@ -602,7 +602,7 @@ static int range_mapped(uintptr_t addr, uintptr_t end)
 	uintptr_t cur = addr;
 	int ret;
 
-	ret = mmext_maps_open(0, NULL, &m);
+	ret = mmext__maps_open_self_extents(&m);
 	if (ret)
 		return ret;
 	while (cur < end) {

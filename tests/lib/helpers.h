@@ -393,6 +393,72 @@ static inline int t_vmflags(const void *addr, char *buf, size_t size)
 	return ret;
 }
 
+/* Directories of 200 bytes under t_long_path_map()'s base: a path of over 5000. */
+#define T_LONG_DEPTH	25
+#define T_LONG_COMP	200
+
+/*
+ * Map len bytes of a new file, shared, whose path is longer than PATH_MAX (on tmpfs,
+ * /dev/shm, where userfaultfd can write-protect it): the mapping or NULL; its path in
+ * path (T_LONG_DEPTH * (T_LONG_COMP + 1) + 64 bytes at least) and the directory under
+ * which it lies, for t_long_path_remove(), in base.
+ */
+static inline char *t_long_path_map(size_t len, char *path, char *base)
+{
+	char comp[T_LONG_COMP + 1];
+	int i, dir, next, fd;
+	void *p;
+
+	strcpy(base, "/dev/shm/mmext-long-XXXXXX");
+	if (!mkdtemp(base))
+		return NULL;
+	strcpy(path, base);
+	memset(comp, 'd', T_LONG_COMP);
+	comp[T_LONG_COMP] = '\0';
+	dir = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (i = 0; dir >= 0 && i < T_LONG_DEPTH; i++) {
+		next = mkdirat(dir, comp, 0700) ? -1 :
+		       openat(dir, comp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(dir);
+		dir = next;
+		strcat(strcat(path, "/"), comp);
+	}
+	if (dir < 0)
+		return NULL;
+	strcat(path, "/file");
+	fd = openat(dir, "file", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	close(dir);
+	if (fd < 0)
+		return NULL;
+	p = ftruncate(fd, len) ? MAP_FAILED :
+	    mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Remove what t_long_path_map() made under base. */
+static inline void t_long_path_remove(const char *base)
+{
+	char comp[T_LONG_COMP + 1];
+	int dirs[T_LONG_DEPTH + 1], i, n;
+
+	memset(comp, 'd', T_LONG_COMP);
+	comp[T_LONG_COMP] = '\0';
+	dirs[0] = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (n = 0; n < T_LONG_DEPTH && dirs[n] >= 0; n++)
+		dirs[n + 1] = openat(dirs[n], comp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirs[n] >= 0)
+		unlinkat(dirs[n], "file", 0);
+	for (i = n; i >= 0; i--) {
+		if (dirs[i] < 0)
+			continue;
+		if (i)
+			unlinkat(dirs[i - 1], comp, AT_REMOVEDIR);
+		close(dirs[i]);
+	}
+	rmdir(base);
+}
+
 /*
  * An options struct followed by one byte the library does not know, for the
  * "unknown nonzero tail" tests: declare T_OPTS_TAIL(type) var, then set var.tail.

@@ -6,6 +6,7 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <sched.h>
 #include <signal.h>
@@ -231,6 +232,41 @@ TEST_F(maps, very_long_path)
 		rmdir(dir);
 		*strrchr(dir, '/') = '\0';
 	}
+}
+
+/*
+ * A path longer than PATH_MAX, which PROCMAP_QUERY does not give: every backend
+ * finds and lists the VMA with the name the text shows.
+ */
+TEST_F(maps, path_longer_than_path_max)
+{
+	char path[T_LONG_DEPTH * (T_LONG_COMP + 1) + 64], base[64];
+	size_t psz = t_psz();
+	struct mmext_vma v;
+	int ret, listed = 0;
+	char *p;
+
+	p = t_long_path_map(psz, path, base);
+	if (!p) {
+		t_long_path_remove(base);
+		SKIP(return, "cannot make a file with a path over PATH_MAX in /dev/shm");
+	}
+	ASSERT_GT(strlen(path), PATH_MAX);
+	EXPECT_EQ(0, mmext_maps_find(self->m, (uintptr_t)p, 0, &v));
+	EXPECT_EQ(strlen(path), v.name_len);
+	EXPECT_EQ(0, v.name_len == strlen(path) ? memcmp(path, v.name, v.name_len) : -1);
+	EXPECT_EQ(MMEXT_VMA_FILE, v.kind);
+	while ((ret = mmext_maps_next(self->m, &v)) == 1) {
+		if (v.start != (uintptr_t)p)
+			continue;
+		listed = 1;
+		EXPECT_EQ(strlen(path), v.name_len);
+		EXPECT_STREQ(path, v.name);
+	}
+	EXPECT_EQ(0, ret);
+	EXPECT_TRUE(listed);
+	munmap(p, psz);
+	t_long_path_remove(base);
 }
 
 /*

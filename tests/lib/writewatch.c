@@ -339,6 +339,38 @@ TEST_F(ww, handle_fails_in_a_child_with_the_same_pid)
 			  "cannot make a pid namespace (needs CAP_SYS_ADMIN)");
 }
 
+/* Memory of a file whose path is longer than PATH_MAX, which PROCMAP_QUERY does not give. */
+TEST(file_with_a_path_longer_than_path_max)
+{
+	char path[T_LONG_DEPTH * (T_LONG_COMP + 1) + 64], base[64];
+	size_t psz = t_psz(), count = 4;
+	void *pages[4];
+	struct mmext_ww *w;
+	char *p;
+	int ret;
+
+	p = t_long_path_map(4 * psz, path, base);
+	if (!p) {
+		t_long_path_remove(base);
+		SKIP(return, "cannot make a file with a path over PATH_MAX in /dev/shm");
+	}
+	ret = mmext_ww_open(p, 4 * psz, NULL, &w);
+	if (ret == -EOPNOTSUPP) {
+		munmap(p, 4 * psz);
+		t_long_path_remove(base);
+		SKIP(return, "no backend for shared memory");
+	}
+	EXPECT_EQ(0, ret);
+	if (!ret) {
+		p[2 * psz] = 1;
+		EXPECT_EQ(0, mmext_ww_get(w, p, 4 * psz, 0, pages, &count));
+		EXPECT_EQ(1, count);
+		mmext_ww_close(w);
+	}
+	munmap(p, 4 * psz);
+	t_long_path_remove(base);
+}
+
 /* Several VMAs of different kinds under one watch. */
 TEST_F(ww, range_spanning_several_vmas)
 {
