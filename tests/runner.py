@@ -580,7 +580,10 @@ class Run:
         target it boots."""
         for tier in self.tiers:
             t = self.target(tier)
-            print(f"{tier}\t{t if t else ''}".rstrip())
+            if tier == "mainline":
+                t = " ".join(str(Target(k, b, debug=self.debug))
+                             for b in self.info["mainline_bases"] for k in ("stock", "patched"))
+            print(f"{tier}\t{t or ''}".rstrip())
 
     def main(self):
         self.check()

@@ -250,6 +250,17 @@ class FakeTreeTest(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertEqual(text, data("fake-run-debug.expected"))
 
+    def test_list_runs_nothing(self):
+        with tempfile.TemporaryDirectory() as root:
+            fake_tree(root)
+            text, rc = fake_run(root, ("--list", "--tiers", "lint mainline distro"), DEBUG="1")
+            self.assertFalse(os.path.exists(os.path.join(root, "build")))
+        self.assertEqual((rc, text), (0, "lint\nmainline\t7.3/stock-debug 7.3/patched-debug\n"
+                                      "stock-distro\t6.12/stock-distro-debug\n"
+                                      "patched-distro\t6.12/patched-distro-debug\n"
+                                      "patched-distro-cow-all\t6.12/patched-distro-cow-all-debug"
+                                      "\n\n--- calls\n"))
+
 
 if __name__ == "__main__":
     unittest.main()
