@@ -454,7 +454,8 @@ class Run:
             ["sh", "-c", cmd]
 
     def run_tier(self, tier, out):
-        """Run one tier, its results in OUT; False when it ended without results to tally."""
+        """Run one tier, its results in OUT. True: tally them; False: the tier ended
+        before it had results (its failure is counted); None: it had nothing to run."""
         t = self.target(tier)
         if tier == "lint":
             self.tee([self.script("tests", "lint.sh")], out)
@@ -477,8 +478,9 @@ class Run:
             # Their own runners build their kernels and print RESULT lines.
             rc = self.tee([self.script("tests", tier, "run.sh")], out,
                           stderr=subprocess.STDOUT)
-            if rc and not re.search(r"^RESULT .* fail ", open(out, errors="replace").read(),
-                                    re.M):
+            with open(out, errors="replace") as f:
+                failed = re.search(r"^RESULT .* fail ", f.read(), re.M)
+            if rc and not failed:
                 self.totals.fail(f"{tier}: its runner failed without a result "
                                  f"({self.logs}/{tier}.tap)")
         elif tier == "mainline":

@@ -176,6 +176,9 @@ mkdir -p "$log"
 cp "$FAKE_DATA/${out:-none}" "$log/output.log" 2>/dev/null || : > "$log/output.log"
 exit "${rc:-0}"
 """,
+    "tests/kcsan/run.sh": "#!/bin/sh\necho kcsan: no kernel\nexit 1\n",
+    "tests/syzkaller/run.sh": "#!/bin/sh\necho RESULT syzkaller-crashes fail 0 1 0 >&2\n"
+                              "echo RESULT syzkaller-run pass 1 0 0\nexit 1\n",
     "tests/Makefile": "all:\n",
     "examples/Makefile": "all:\n",
 }
@@ -249,6 +252,13 @@ class FakeTreeTest(unittest.TestCase):
                 text += "--- selftests-baseline.txt\n" + f.read()
         self.assertEqual(rc, 1)
         self.assertEqual(text, data("fake-run-debug.expected"))
+
+    def test_own_runners_and_no_distro_parts(self):
+        with tempfile.TemporaryDirectory() as root:
+            fake_tree(root)
+            text, rc = fake_run(root, ("--tiers", "kcsan syzkaller distro"), DISTRO_PARTS=" ")
+        self.assertEqual(rc, 1)
+        self.assertEqual(text, data("fake-run-own.expected"))
 
     def test_list_runs_nothing(self):
         with tempfile.TemporaryDirectory() as root:
