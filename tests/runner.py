@@ -648,4 +648,8 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:
+        # As a shell script stopped by ^C ends: no traceback, 128 + SIGINT.
+        sys.exit(130)
