@@ -7,6 +7,7 @@
 # with its reason, in tests/checkpatch-allow.txt. The cover letters as the mails they
 # are (covers below). Also the benchmark runner's unit checks
 # (tests/bench/test_runner.py: its statistics and report verdicts; no kernel needed),
+# the test orchestrator's (tests/test_runner.py: target names, the baseline comparison),
 # and syzkaller's descriptions of the queue's calls (tests/syzkaller/run.sh --check).
 # The library's public headers as C99 and C++ (tests/headers.sh), and the places that
 # repeat the library's version.
@@ -140,6 +141,11 @@ bad=0
 # Debian's python3, which has matplotlib (scripts/deps.sh).
 "${PYTHON:-/usr/bin/python3}" "$MMEXT_ROOT/tests/bench/test_runner.py" -q > "$log" 2>&1 || bad=1
 result bench_unit $bad "$log"
+
+: > "$log"
+bad=0
+"${PYTHON:-/usr/bin/python3}" "$MMEXT_ROOT/tests/test_runner.py" -q > "$log" 2>&1 || bad=1
+result tests_unit $bad "$log"
 
 # syzkaller's descriptions of the queue's calls (tests/syzkaller/) compile with the pinned
 # syzkaller's syz-sysgen; the fuzzing itself is the syzkaller tier.
