@@ -66,8 +66,10 @@ size_t mmext__page_size(void)
  * it with the library, and no destructor is needed (one at exit() could pull the page
  * from under a call in progress in another thread). Picked from an area big enough to
  * hold an aligned page of up to 64 KiB; bss pages are anonymous, as madvise() needs.
- * Set up when the library loads. NULL where it cannot be had (before Linux 4.14):
- * the pid stands in for the process number, and locks are tagged with the holder's.
+ * Set up at the first use, not by a constructor: a program's own constructors may open
+ * handles before this library's would run (static linking, .preinit_array). NULL
+ * where it cannot be had (before Linux 4.14): the pid stands in for the process
+ * number, and locks are tagged with the holder's.
  */
 #define WIPE_MAX_PAGE	65536
 static char wipe_area[2 * WIPE_MAX_PAGE - 4096] __attribute__((aligned(4096)));
@@ -79,8 +81,9 @@ struct wipe_page {
 	int lock[LOCK_SLOTS];	/* futex words, see mmext__lock() */
 };
 static struct wipe_page *wipe;
+static pthread_once_t wipe_once = PTHREAD_ONCE_INIT;
 
-__attribute__((constructor)) static void wipe_init(void)
+static void wipe_init(void)
 {
 	size_t psz = mmext__page_size();
 	uintptr_t p = ((uintptr_t)wipe_area + psz - 1) & ~(psz - 1);
@@ -91,6 +94,12 @@ __attribute__((constructor)) static void wipe_init(void)
 	wipe = (struct wipe_page *)p;
 }
 
+static struct wipe_page *wipe_page(void)
+{
+	pthread_once(&wipe_once, wipe_init);
+	return wipe;
+}
+
 /*
  * Outside the wipe page, so a child starts from what its parent handed out: each
  * descendant's number is above any of its ancestors'.
@@ -99,16 +108,17 @@ static unsigned long gen_last;
 
 unsigned long mmext__process_gen(void)
 {
+	struct wipe_page *w = wipe_page();
 	unsigned long gen, fresh;
 
-	if (!wipe)
+	if (!w)
 		return (unsigned long)getpid();
-	gen = __atomic_load_n(&wipe->gen, __ATOMIC_ACQUIRE);
+	gen = __atomic_load_n(&w->gen, __ATOMIC_ACQUIRE);
 	if (gen)
 		return gen;
 	/* Threads racing here all take the winner's number; the losers' go unused. */
 	fresh = __atomic_add_fetch(&gen_last, 1, __ATOMIC_RELAXED);
-	if (__atomic_compare_exchange_n(&wipe->gen, &gen, fresh, false, __ATOMIC_ACQ_REL,
+	if (__atomic_compare_exchange_n(&w->gen, &gen, fresh, false, __ATOMIC_ACQ_REL,
 					__ATOMIC_ACQUIRE))
 		return fresh;
 	return gen;
@@ -149,7 +159,9 @@ static size_t lock_slot(int *lock)
 
 static int *futex_word(size_t slot)
 {
-	return wipe ? &wipe->lock[slot] : &pid_lock[slot];
+	struct wipe_page *w = wipe_page();
+
+	return w ? &w->lock[slot] : &pid_lock[slot];
 }
 
 int mmext__cancel_off(void)
@@ -171,7 +183,7 @@ bool mmext__lock(int *lock)
 {
 	size_t slot = lock_slot(lock);
 	int cancel = mmext__cancel_off(), *word = futex_word(slot);
-	int me = wipe ? 2 : (int)getpid() << 1, want = me, cur = 0;
+	int me = wipe_page() ? 2 : (int)getpid() << 1, want = me, cur = 0;
 	bool taken_over;
 
 	for (;;) {

@@ -1412,4 +1412,52 @@ TEST(own_maps_after_the_main_thread_exits)
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
 }
 
+/*
+ * Linked from the archive, a program's constructors run before any of the library's
+ * would: a handle opened there must be the process's own for its whole life. The
+ * harness runs each test in a child, so the test runs this program again, listing its
+ * tests only, with T_EARLY_MAPS set: the constructor opens a handle and a destructor,
+ * in the same process after main(), uses it.
+ */
+static struct mmext_maps *early_maps;
+
+__attribute__((constructor)) static void open_in_a_constructor(void)
+{
+	if (getenv("T_EARLY_MAPS") && mmext_maps_open(0, NULL, &early_maps))
+		_exit(2);
+}
+
+__attribute__((destructor)) static void use_after_main(void)
+{
+	struct mmext_vma v;
+	int ret;
+
+	if (!early_maps)
+		return;
+	ret = mmext_maps_find(early_maps, (uintptr_t)&early_maps, 0, &v);
+	mmext_maps_close(early_maps);
+	if (ret)
+		_exit(3);
+}
+
+TEST(handle_opened_by_a_constructor)
+{
+	int status;
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, STDOUT_FILENO);
+		setenv("T_EARLY_MAPS", "1", 1);
+		execl("/proc/self/exe", "lib_vma", "-l", (char *)NULL);
+		_exit(4);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	/* 2: the open failed, 3: the handle was not the opener's after main(). */
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
+}
+
 TEST_HARNESS_MAIN
+
