@@ -30,6 +30,7 @@ struct text_cursor {
 	char *buf;			/* unread text at [pos, len), then a NUL */
 	size_t cap, len, pos;
 	bool eof;
+	uint64_t end;			/* of the last VMA returned, 0 after a reset */
 };
 
 struct mmext_maps {
@@ -57,6 +58,7 @@ struct mmext_maps {
 static void cursor_reset(struct text_cursor *c)
 {
 	c->len = c->pos = 0;
+	c->end = 0;
 	c->eof = false;
 	if (c->fd >= 0)
 		lseek(c->fd, 0, SEEK_SET);
@@ -234,6 +236,7 @@ static int text_next(struct mmext_maps *m, struct text_cursor *c, struct mmext_v
 	text_name(m, vma, line + (vma->name - line));
 	/* cap > len always leaves room after a last line. */
 	line[vma->name - line + vma->name_len] = '\0';
+	c->end = vma->end;
 	return 1;
 }
 
@@ -308,14 +311,16 @@ static int reopen(struct mmext_maps *m)
  * The name of *vma, found by PROCMAP_QUERY with none, from the text, which shows
  * paths longer than PATH_MAX: 0, -ENAMETOOLONG when the text has no VMA of the same
  * extent (it changed in between), or -errno. The name points into the lookup
- * cursor's buffer.
+ * cursor's buffer. A listing asks in address order: the cursor goes on from where the
+ * last lookup left it, so that a listing reads the text once, not once per long name.
  */
 static int text_name_of(struct mmext_maps *m, struct mmext_vma *vma)
 {
 	struct mmext_vma v;
 	int ret;
 
-	cursor_reset(&m->find);
+	if (vma->start < m->find.end)
+		cursor_reset(&m->find);
 	while ((ret = text_next(m, &m->find, &v)) > 0) {
 		if (v.end <= vma->start)
 			continue;

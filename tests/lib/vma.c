@@ -269,6 +269,70 @@ TEST_F(maps, path_longer_than_path_max)
 	t_long_path_remove(base);
 }
 
+/* read() system calls this process has made: -1 without task I/O accounting. */
+static long read_calls(void)
+{
+	char line[64];
+	long n = -1;
+	FILE *f = fopen("/proc/self/io", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "syscr: %ld", &n) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/*
+ * Many VMAs with names only the text gives: a listing reads the text once, not from
+ * its start again for every such VMA.
+ */
+TEST_F(maps, many_paths_longer_than_path_max)
+{
+	char path[T_LONG_DEPTH * (T_LONG_COMP + 1) + 64], base[64];
+	enum { N = 128 };
+	size_t psz = t_psz();
+	void *maps[N];
+	struct mmext_vma v;
+	int i, ret, listed = 0;
+	long before, reads;
+	char *p;
+
+	p = t_long_path_map(psz, path, base);
+	if (!p) {
+		t_long_path_remove(base);
+		SKIP(return, "cannot make a file with a path over PATH_MAX in /dev/shm");
+	}
+	/*
+	 * The same page again and again (mremap() of a shared mapping with an old size of
+	 * 0 maps it once more): adjacent mappings of one offset never merge.
+	 */
+	for (i = 0; i < N; i++) {
+		maps[i] = mremap(p, 0, psz, MREMAP_MAYMOVE);
+		ASSERT_NE(MAP_FAILED, maps[i]);
+	}
+	before = read_calls();
+	if (before < 0) {
+		for (i = 0; i < N; i++)
+			munmap(maps[i], psz);
+		munmap(p, psz);
+		t_long_path_remove(base);
+		SKIP(return, "no /proc/self/io (CONFIG_TASK_IO_ACCOUNTING) to count reads");
+	}
+	while ((ret = mmext_maps_next(self->m, &v)) == 1)
+		listed += v.name_len == strlen(path);
+	reads = read_calls() - before;
+	EXPECT_EQ(0, ret);
+	EXPECT_EQ(N + 1, listed);
+	/* A read or two per VMA of the text once; from the start each time: thousands. */
+	EXPECT_GT(4 * N, reads) TH_LOG("%ld read() calls to list %d VMAs", reads, N + 1);
+	for (i = 0; i < N; i++)
+		munmap(maps[i], psz);
+	munmap(p, psz);
+	t_long_path_remove(base);
+}
+
 /*
  * The text cannot tell a newline in a path from the four bytes "\012": the kernel
  * escapes one and not the other. Both names must come out as they are, from
