@@ -208,9 +208,16 @@ for r in $runs; do
 	kill -KILL $mgr 2>/dev/null || true
 	wait $mgr 2>/dev/null || true
 	echo "$r $((SECONDS - t0))" >> "$logs/durations"
-	# Fuzzing time adds up over the runs that share the work directory's corpus.
-	printf '%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$r" $((SECONDS - t0)) \
-		"$(git -C "$MMEXT_ROOT" rev-parse --short HEAD)" >> "$work/history.tsv"
+	# Fuzzing time adds up over the runs that share the work directory's corpus; a run
+	# whose VM never ran a program (it did not boot) fuzzed nothing.
+	execs=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import summary
+print(summary.read_bench(sys.argv[2]).get("exec total", 0))' "$here" "$logs/$r.bench")
+	if [ "${execs:-0}" -gt 0 ]; then
+		printf '%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$r" $((SECONDS - t0)) \
+			"$(git -C "$MMEXT_ROOT" rev-parse --short HEAD)" >> "$work/history.tsv"
+	else
+		say "$r executed no program: its time is not counted as fuzzing time"
+	fi
 done
 
 python3 "$here/summary.py" --logs "$logs" --work "$work" --ktree "$KTREE" \
