@@ -21,7 +21,8 @@
 enum query_name {
 	QUERY_NO_NAME,		/* none: vma->name is "" whatever the VMA */
 	QUERY_NAME,		/* up to PATH_MAX, else -ENAMETOOLONG */
-	QUERY_NAME_OR_TEXT,	/* beyond PATH_MAX, the text's */
+	QUERY_NAME_OR_TEXT,	/* beyond PATH_MAX, the text's, read from its start */
+	QUERY_NAME_OR_LISTED,	/* the same, the text read on from the listing's last */
 };
 
 /* A sequential reader of the text file: lines of any length. */
@@ -310,27 +311,38 @@ static int reopen(struct mmext_maps *m)
 /*
  * The name of *vma, found by PROCMAP_QUERY with none, from the text, which shows
  * paths longer than PATH_MAX: 0, -ENAMETOOLONG when the text has no VMA of the same
- * extent (it changed in between), or -errno. The name points into the lookup
- * cursor's buffer. A listing asks in address order: the cursor goes on from where the
- * last lookup left it, so that a listing reads the text once, not once per long name.
+ * extent, file and offset (it changed in between), or -errno. The name points into the
+ * lookup cursor's buffer. A listing (@listed) asks in address order: the cursor first
+ * goes on from where its last lookup left it, so that a listing reads the text once,
+ * not once per long name; what it finds there must be the VMA the ioctl saw, else the
+ * text is read again from its start.
  */
-static int text_name_of(struct mmext_maps *m, struct mmext_vma *vma)
+static int text_name_of(struct mmext_maps *m, struct mmext_vma *vma, bool listed)
 {
+	bool again = listed && vma->start >= m->find.end && !m->find.eof;
 	struct mmext_vma v;
 	int ret;
 
-	if (vma->start < m->find.end)
+	if (!again)
 		cursor_reset(&m->find);
-	while ((ret = text_next(m, &m->find, &v)) > 0) {
-		if (v.end <= vma->start)
-			continue;
-		if (v.start != vma->start || v.end != vma->end)
+	for (;;) {
+		while ((ret = text_next(m, &m->find, &v)) > 0) {
+			if (v.end <= vma->start)
+				continue;
+			if (v.start != vma->start || v.end != vma->end ||
+			    v.inode != vma->inode || v.dev_major != vma->dev_major ||
+			    v.dev_minor != vma->dev_minor || v.offset != vma->offset)
+				break;
+			/* What the text says of the VMA, and the build ID the ioctl found. */
+			v.build_id = vma->build_id;
+			v.build_id_len = vma->build_id_len;
+			*vma = v;
+			return 0;
+		}
+		if (ret < 0 || !again)
 			break;
-		/* What the text says of the VMA, and the build ID the ioctl found. */
-		v.build_id = vma->build_id;
-		v.build_id_len = vma->build_id_len;
-		*vma = v;
-		return 0;
+		again = false;
+		cursor_reset(&m->find);
 	}
 	return ret < 0 ? ret : -ENAMETOOLONG;
 }
@@ -366,10 +378,10 @@ static int ioctl_query(struct mmext_maps *m, uint64_t addr, uint64_t qflags, boo
 		if (ret != -ENAMETOOLONG || name == QUERY_NO_NAME)
 			return ret;
 		if (m->name_cap >= NAME_CAP_MAX) {
-			if (name != QUERY_NAME_OR_TEXT)
+			if (name != QUERY_NAME_OR_TEXT && name != QUERY_NAME_OR_LISTED)
 				return ret;
 			ret = ioctl_query(m, addr, qflags, build_id, QUERY_NO_NAME, vma);
-			return ret ? ret : text_name_of(m, vma);
+			return ret ? ret : text_name_of(m, vma, name == QUERY_NAME_OR_LISTED);
 		}
 		free(m->name);
 		m->name_cap *= 4;
@@ -644,10 +656,10 @@ MMEXT_API int mmext_maps_next(struct mmext_maps *m, struct mmext_vma *vma)
 	if (m->iter_done)
 		return 0;
 	ret = ioctl_query(m, m->iter_addr, PROCMAP_QUERY_COVERING_OR_NEXT_VMA,
-			  m->flags & MMEXT_MAPS_BUILD_ID, QUERY_NAME_OR_TEXT, vma);
+			  m->flags & MMEXT_MAPS_BUILD_ID, QUERY_NAME_OR_LISTED, vma);
 	if (ret == -ESRCH && !m->iter_addr && !reopen(m))
 		ret = ioctl_query(m, 0, PROCMAP_QUERY_COVERING_OR_NEXT_VMA,
-				  m->flags & MMEXT_MAPS_BUILD_ID, QUERY_NAME_OR_TEXT, vma);
+				  m->flags & MMEXT_MAPS_BUILD_ID, QUERY_NAME_OR_LISTED, vma);
 	if (ret == -ENOENT)
 		ret = find_gate(m, m->iter_addr, MMEXT_FIND_NEXT, vma);
 	if (ret == -ENOENT) {

@@ -269,6 +269,48 @@ TEST_F(maps, path_longer_than_path_max)
 	t_long_path_remove(base);
 }
 
+/*
+ * A lookup reads the text as it is now: after a long-path mapping is replaced by
+ * another, the handle reports the new one, not what it read before (while looking up
+ * the mapping below it, whose text comes in the same read).
+ */
+TEST_F(maps, path_longer_than_path_max_replaced)
+{
+	char path[3][T_LONG_DEPTH * (T_LONG_COMP + 1) + 64], base[3][64];
+	size_t psz = t_psz();
+	struct mmext_vma v;
+	uint64_t inode_a;
+	char *p[3], *a, *b, *low;
+	int i, n;
+
+	for (n = 0; n < 3; n++) {
+		p[n] = t_long_path_map(psz, path[n], base[n]);
+		if (!p[n])
+			break;
+	}
+	if (n < 3) {
+		for (i = 0; i <= n && i < 3; i++)
+			t_long_path_remove(base[i]);
+		SKIP(return, "cannot make files with paths over PATH_MAX in /dev/shm");
+	}
+	/* a above low, b to replace a */
+	a = p[0] > p[1] ? p[0] : p[1];
+	low = p[0] > p[1] ? p[1] : p[0];
+	b = p[2];
+	ASSERT_EQ(0, mmext_maps_find(self->m, (uintptr_t)a, 0, &v));
+	inode_a = v.inode;
+	ASSERT_EQ(0, mmext_maps_find(self->m, (uintptr_t)low, 0, &v));
+	ASSERT_EQ(a, mremap(b, psz, psz, MREMAP_MAYMOVE | MREMAP_FIXED, a));
+	ASSERT_EQ(0, mmext_maps_find(self->m, (uintptr_t)a, 0, &v));
+	EXPECT_NE(inode_a, v.inode);
+	EXPECT_EQ(strlen(path[2]), v.name_len);
+	EXPECT_EQ(0, v.name_len == strlen(path[2]) ? memcmp(path[2], v.name, v.name_len) : -1);
+	munmap(a, psz);
+	munmap(low, psz);
+	for (i = 0; i < 3; i++)
+		t_long_path_remove(base[i]);
+}
+
 /* read() system calls this process has made: -1 without task I/O accounting. */
 static long read_calls(void)
 {
