@@ -66,10 +66,11 @@ size_t mmext__page_size(void)
  * it with the library, and no destructor is needed (one at exit() could pull the page
  * from under a call in progress in another thread). Picked from an area big enough to
  * hold an aligned page of up to 64 KiB; bss pages are anonymous, as madvise() needs.
- * Set up at the first use, not by a constructor: a program's own constructors may open
- * handles before this library's would run (static linking, .preinit_array). NULL
- * where it cannot be had (before Linux 4.14): the pid stands in for the process
- * number, and locks are tagged with the holder's.
+ * Set up when the library loads, while the process is young (one thread, few
+ * mappings: madvise() splits the bss mapping and can fail at vm.max_map_count), or at
+ * the first call if a program's own constructors call it earlier (static linking,
+ * .preinit_array). NULL where it cannot be had (before Linux 4.14): the pid stands in
+ * for the process number, and locks are tagged with the holder's.
  */
 #define WIPE_MAX_PAGE	65536
 static char wipe_area[2 * WIPE_MAX_PAGE - 4096] __attribute__((aligned(4096)));
@@ -98,6 +99,11 @@ static struct wipe_page *wipe_page(void)
 {
 	pthread_once(&wipe_once, wipe_init);
 	return wipe;
+}
+
+__attribute__((constructor)) static void wipe_at_load(void)
+{
+	wipe_page();
 }
 
 /*
