@@ -234,14 +234,20 @@ void bench_init_opts(int argc, char **argv, const char *name, const char *usage,
 	       "MEDIAN", "MIN", "MAX", "UNIT", "RUNS");
 }
 
+/* libmmext's reading of the refpage markers (lib/src/probe.c; linked statically). */
+int mmext__refpage_nr(long *nr, const char **detail);
+
 int bench_refpage_fd(unsigned char fill)
 {
-	long nr = bench_read_long(MMEXT_REFPAGE_SYSFS, -1), psz = sysconf(_SC_PAGESIZE);
+	long nr, psz = sysconf(_SC_PAGESIZE);
+	const char *detail;
 	char *page;
 	int fd, ret;
 
-	if (nr < 0)
-		return -errno;
+	/* The 6.12 backport's published number, or the mainline series' one. */
+	ret = mmext__refpage_nr(&nr, &detail);
+	if (ret)
+		return ret;
 	page = mmap(NULL, psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (page == MAP_FAILED)
 		return -errno;

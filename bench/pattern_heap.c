@@ -160,12 +160,13 @@ int main(int argc, char **argv)
 		return 2;
 	/* One untimed run per method: warms the caches, checks the output. */
 	for (m = 0; m < M__N; m++) {
-		avail[m] = m != M_REFPAGE || !access(MMEXT_REFPAGE_SYSFS, R_OK);
+		avail[m] = m != M_REFPAGE || !access(MMEXT_REFPAGE_SYSFS, R_OK) ||
+			   !access(MMEXT_REFPAGE_PAGES_SYSFS, R_OK);
 		t[m] = calloc(runs, sizeof(double));
 		rss[m] = calloc(runs, sizeof(long));
 		if (!avail[m]) {
-			printf("%-14s %-26s %-13s unavailable: no %s\n", "pattern_heap", "-",
-			       names[m], MMEXT_REFPAGE_SYSFS);
+			printf("%-14s %-26s %-13s unavailable: no %s or %s\n", "pattern_heap",
+			       "-", names[m], MMEXT_REFPAGE_SYSFS, MMEXT_REFPAGE_PAGES_SYSFS);
 			snprintf(json, sizeof(json), "\"group\":\"pattern_heap\",\"case\":"
 				 "\"unavailable\",\"backend\":\"%s\",\"errno\":%d", names[m], ENOSYS);
 			bench_json(json);

@@ -113,14 +113,46 @@ int mmext__maps_open_self_extents(struct mmext_maps **out);
 void mmext__vma_classify(struct mmext_vma *v);
 
 /*
- * Whether this build may issue the refpage_create() number the kernel publishes: it
- * is the x86-64 table's, and ia32 or x32 callers enter the kernel through another.
+ * Whether this build may issue the number the 6.12 backport publishes in
+ * MMEXT_REFPAGE_SYSFS: it is the x86-64 table's, and ia32 or x32 callers enter the
+ * kernel through another.
  */
 #if defined(__x86_64__) && !defined(__ILP32__)
 #define MMEXT__REFPAGE_ABI	1
 #else
 #define MMEXT__REFPAGE_ABI	0
 #endif
+
+/*
+ * refpage_create() in the mainline series: the generic system call table's number,
+ * which every architecture's table repeats (x32 adds its bit, MIPS its ABI's base);
+ * -1 where this library does not know how the ABI numbers it (Alpha). Used only when
+ * the mainline marker, MMEXT_REFPAGE_PAGES_SYSFS without MMEXT_REFPAGE_SYSFS, says
+ * the kernel has the call.
+ */
+#define MMEXT__NR_REFPAGE_GENERIC	473
+#if defined(__x86_64__) && defined(__ILP32__)
+#define MMEXT__NR_REFPAGE_MAINLINE	(0x40000000L + MMEXT__NR_REFPAGE_GENERIC)
+#elif defined(__mips__) && defined(_MIPS_SIM) && _MIPS_SIM == _ABIO32
+#define MMEXT__NR_REFPAGE_MAINLINE	(4000L + MMEXT__NR_REFPAGE_GENERIC)
+#elif defined(__mips__) && defined(_MIPS_SIM) && _MIPS_SIM == _ABI64
+#define MMEXT__NR_REFPAGE_MAINLINE	(5000L + MMEXT__NR_REFPAGE_GENERIC)
+#elif defined(__mips__) && defined(_MIPS_SIM) && _MIPS_SIM == _ABIN32
+#define MMEXT__NR_REFPAGE_MAINLINE	(6000L + MMEXT__NR_REFPAGE_GENERIC)
+#elif defined(__alpha__) || defined(__mips__)
+#define MMEXT__NR_REFPAGE_MAINLINE	(-1L)
+#else
+#define MMEXT__NR_REFPAGE_MAINLINE	((long)MMEXT__NR_REFPAGE_GENERIC)
+#endif
+
+/*
+ * The refpage_create() number of the running kernel, from its markers: the 6.12
+ * backport's published number, or the mainline series' number when only the mainline
+ * marker is there. 0 with *nr set, or -errno: -ENOENT without either marker, -EINVAL
+ * for a malformed one, -ENOSYS when this build's ABI has no number the marker vouches
+ * for. *detail (never NULL) says which, for the probe.
+ */
+int mmext__refpage_nr(long *nr, const char **detail);
 
 /* 1 when mmext_probe() says feature f is available. */
 bool mmext__have(enum mmext_feature f);

@@ -73,12 +73,18 @@ static int refpage_new(const struct pattern_req *r)
 	long nr;
 	int fd, ret;
 
-	/* Only a number this kernel published: elsewhere it may be another call. */
+	/*
+	 * Only a number the kernel's marker vouches for (mmext__refpage_nr()): elsewhere
+	 * it may be another call.
+	 */
 	ret = mmext__need(MMEXT_FEAT_REFPAGE);
-	if (!ret)
-		ret = mmext__read_marker(MMEXT_REFPAGE_SYSFS, &nr);
+	if (!ret) {
+		const char *detail;
+
+		ret = mmext__refpage_nr(&nr, &detail);
+	}
 	if (ret)
-		return ret == -ENOENT || ret == -EINVAL ? -EOPNOTSUPP : ret;
+		return ret == -ENOENT || ret == -EINVAL || ret == -ENOSYS ? -EOPNOTSUPP : ret;
 	/* Heap, not a mapping of its own: no munmap() and TLB flush per call. */
 	ret = posix_memalign((void **)&page, psz, psz);
 	if (ret)

@@ -95,6 +95,73 @@ static void probe_marker(struct mmext_feature_status *st, const char *path, bool
 		set(st, 0, "provided by the mmext kernel patch");
 }
 
+#define REFPAGE_ABSENT "no reference pages: not in any released kernel; needs the mmext " \
+	"refpage patch (markers " MMEXT_REFPAGE_SYSFS " or " MMEXT_REFPAGE_PAGES_SYSFS ")"
+
+/*
+ * Reference pages come in two forms, told apart by their markers. The 6.12 backport
+ * publishes its x86-64 number in MMEXT_REFPAGE_SYSFS; the mainline series has a number
+ * of the generic system call table and publishes no number, only the page count
+ * MMEXT_REFPAGE_PAGES_SYSFS (which the backport has too). A backport marker that
+ * cannot be read or parsed stops here: its kernel's number is unknown, and the
+ * mainline number may be another call there.
+ */
+int mmext__refpage_nr(long *nr, const char **detail)
+{
+	long v;
+	int ret = mmext__read_marker(MMEXT_REFPAGE_SYSFS, &v);
+
+	if (!ret) {
+		if (!MMEXT__REFPAGE_ABI) {
+			*detail = "the 6.12 backport's refpage_create() number is for x86-64 "
+				  "callers; this libmmext is an ia32, x32 or non-x86 build";
+			return -ENOSYS;
+		}
+		*detail = "refpage_create() of the mmext 6.12 backport (number from "
+			  MMEXT_REFPAGE_SYSFS ")";
+		*nr = v;
+		return 0;
+	}
+	if (ret == -EINVAL) {
+		*detail = "the mmext marker " MMEXT_REFPAGE_SYSFS " has an unexpected format";
+		return ret;
+	}
+	if (ret != -ENOENT && ret != -ENOTDIR) {
+		*detail = "the mmext marker " MMEXT_REFPAGE_SYSFS " cannot be read";
+		return ret;
+	}
+	ret = mmext__read_marker(MMEXT_REFPAGE_PAGES_SYSFS, &v);
+	if (ret == -ENOENT || ret == -ENOTDIR) {
+		*detail = REFPAGE_ABSENT;
+		return -ENOENT;
+	}
+	if (ret == -EINVAL) {
+		*detail = "the mmext marker " MMEXT_REFPAGE_PAGES_SYSFS " has an unexpected format";
+		return ret;
+	}
+	if (ret) {
+		*detail = "the mmext marker " MMEXT_REFPAGE_PAGES_SYSFS " cannot be read";
+		return ret;
+	}
+	if (MMEXT__NR_REFPAGE_MAINLINE < 0) {
+		*detail = "the kernel has the mainline refpage_create(), but this libmmext does "
+			  "not know its number on this architecture";
+		return -ENOSYS;
+	}
+	*detail = "refpage_create() of the mainline series (its system call table number)";
+	*nr = MMEXT__NR_REFPAGE_MAINLINE;
+	return 0;
+}
+
+static void probe_refpage(struct mmext_feature_status *st)
+{
+	const char *detail;
+	long nr;
+	int ret = mmext__refpage_nr(&nr, &detail);
+
+	set(st, -ret, detail);
+}
+
 static int scan_one_page(int fd, void *p, size_t psz)
 {
 	struct page_region r;
@@ -234,15 +301,7 @@ static void probe_one(enum mmext_feature f, struct mmext_feature_status *st)
 		probe_anon_name(st, true);
 		break;
 	case MMEXT_FEAT_REFPAGE:
-		/* Checked before the marker, whose number would mean another call here. */
-		if (!MMEXT__REFPAGE_ABI) {
-			set(st, ENOSYS, "the published refpage_create() number is for x86-64 "
-					"callers; this libmmext is an ia32, x32 or non-x86 build");
-			break;
-		}
-		probe_marker(st, MMEXT_REFPAGE_SYSFS, false,
-			     "no reference pages: not in any released kernel; needs the mmext "
-			     "refpage patch (marker " MMEXT_REFPAGE_SYSFS ")");
+		probe_refpage(st);
 		break;
 	case MMEXT_FEAT_MAPS_LOCKLESS:
 		probe_marker(st, MMEXT_MAPS_LOCKLESS_SYSFS, true,

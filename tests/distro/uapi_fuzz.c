@@ -2,7 +2,7 @@
 /*
  * Random calls of the interfaces trinity cannot reach: its system call table,
  * prctl options and ioctl groups are compiled in. refpage_create() (number from
- * /sys/kernel/mm/refpage/syscall_nr), prctl(PR_COW_PTE), and the PROCMAP_QUERY
+ * the kernel's markers, refpage_nr.h), prctl(PR_COW_PTE), and the PROCMAP_QUERY
  * and PAGEMAP_SCAN ioctls get arguments of every shape (bad pointers, sizes and
  * flags), while a second thread maps, unmaps, protects, advises and touches a
  * pool of mappings under them, and forked children scribble over their copies.
@@ -31,6 +31,8 @@
 #include <sys/wait.h>
 #include <linux/fs.h>
 #include <linux/userfaultfd.h>
+
+#include "refpage_nr.h"
 
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25
@@ -343,7 +345,6 @@ int main(int argc, char **argv)
 	struct uffdio_api api = { .api = UFFD_API };
 	pthread_t th;
 	time_t end;
-	FILE *f;
 
 	while ((o = getopt(argc, argv, "t:r:")) != -1) {
 		switch (o) {
@@ -360,12 +361,8 @@ int main(int argc, char **argv)
 	}
 	rng = start | 1;
 	printf("uapi_fuzz: -t %d -r 0x%llx\n", seconds, (unsigned long long)start);
-	f = fopen("/sys/kernel/mm/refpage/syscall_nr", "r");
-	if (f) {
-		if (fscanf(f, "%ld", &refpage_nr) != 1)
-			refpage_nr = -1;
-		fclose(f);
-	}
+	/* The 6.12 backport's published number, or the mainline series' one. */
+	refpage_nr = t_refpage_nr();
 	printf("uapi_fuzz: refpage_create %s\n", refpage_nr < 0 ? "absent" : "present");
 	signal(SIGSEGV, on_fault);
 	signal(SIGBUS, on_fault);

@@ -27,6 +27,7 @@
 #include <linux/userfaultfd.h>
 
 #include "harness.h"
+#include "refpage_nr.h"
 
 #ifndef REFPAGE_CLOEXEC
 #define REFPAGE_CLOEXEC 0x0001U
@@ -38,21 +39,7 @@
 #define UFFD_USER_MODE_ONLY 1
 #endif
 
-#define SYSCALL_NR_FILE "/sys/kernel/mm/refpage/syscall_nr"
 #define HUGE_SZ (2UL << 20)
-
-static long refpage_nr(void)
-{
-	char buf[32] = "";
-	int fd = open(SYSCALL_NR_FILE, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return n > 0 ? strtol(buf, NULL, 10) : -1;
-}
 
 /* The VMA containing addr: bounds, and its maps line into line. 0, or -1 if none. */
 static int vma_of(const void *addr, unsigned long *start, unsigned long *end, char *line,
@@ -164,9 +151,10 @@ FIXTURE_SETUP(refpage)
 {
 	self->fd = -1;
 	self->content = NULL;
-	self->nr = refpage_nr();
+	self->nr = t_refpage_nr();
 	if (self->nr < 0)
-		SKIP(return, "no reference pages: no " SYSCALL_NR_FILE " (not an mmext kernel)");
+		SKIP(return, "no reference pages: neither " T_REFPAGE_NR_FILE " nor "
+		     T_REFPAGE_PAGES_FILE " (not an mmext kernel)");
 	self->psz = getpagesize();
 	self->content = aligned_alloc(self->psz, self->psz);
 	ASSERT_NE(NULL, self->content);

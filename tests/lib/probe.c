@@ -4,7 +4,10 @@
  * the kernel actually does when asked directly.
  */
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -87,6 +90,11 @@ TEST(patch_features_follow_their_markers)
 
 	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
 		ASSERT_EQ(0, mmext_probe(m[i].f, &st));
+		/* Reference pages have a second marker: the mainline series' page count. */
+		if (m[i].f == MMEXT_FEAT_REFPAGE && !access(MMEXT_REFPAGE_PAGES_SYSFS, F_OK)) {
+			TH_LOG("%s present: %s", MMEXT_REFPAGE_PAGES_SYSFS, st.detail);
+			continue;
+		}
 		if (access(m[i].path, F_OK)) {
 			EXPECT_EQ(0, st.available);
 			EXPECT_EQ(ENOENT, st.reason);
@@ -500,5 +508,148 @@ TEST(probes_after_the_main_thread_exits)
 	status = t_after_leader_exit(probe_as_before);
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
 }
+
+/* The library's reading of the refpage markers (lib/src/probe.c), linked statically. */
+int mmext__refpage_nr(long *nr, const char **detail);
+
+#define BACKPORT_NR	1000	/* what 6.12's syscall_nr says on x86-64 */
+#define MAINLINE_NR	473	/* the 7.3 series' number on x86-64 */
+
+/*
+ * Stand the refpage markers in (a tmpfs over /sys/kernel/mm in a private mount
+ * namespace): each file with the given contents, or left out for NULL. For a child
+ * process; needs root. 0, or -1.
+ */
+static int t_refpage_markers(const char *syscall_nr, const char *pages)
+{
+	const char *path[2] = { MMEXT_REFPAGE_SYSFS, MMEXT_REFPAGE_PAGES_SYSFS };
+	const char *text[2] = { syscall_nr, pages };
+	int i, fd;
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("mmext-test", "/sys/kernel/mm", "tmpfs", 0, NULL) ||
+	    mkdir("/sys/kernel/mm/refpage", 0755))
+		return -1;
+	for (i = 0; i < 2; i++) {
+		if (!text[i])
+			continue;
+		fd = open(path[i], O_WRONLY | O_CREAT | O_EXCL, 0444);
+		if (fd < 0 || write(fd, text[i], strlen(text[i])) != (ssize_t)strlen(text[i]))
+			return -1;
+		close(fd);
+	}
+	mmext_probe_reset();
+	return 0;
+}
+
+/*
+ * A seccomp filter under which system call a fails with ENOTUNIQ and b with EXFULL,
+ * before the kernel looks the number up: no number the test names is ever issued.
+ * Every other call passes. 0, or -1.
+ */
+static int t_trap_numbers(long a, long b)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (__u32)a, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (__u32)b, 3, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOTUNIQ),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EXFULL),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) ? -1 : 0;
+}
+
+/*
+ * What the library makes of one set of markers: the probe's reason (want_reason), the
+ * number it would issue (want_nr, when available), and which number a forced kernel
+ * map really issues: the one answered ENOTUNIQ (the backport's), EXFULL (the mainline
+ * series') or none (-EOPNOTSUPP).
+ */
+struct refpage_case {
+	const char *syscall_nr, *pages;
+	int want_reason;
+	long want_nr;
+	int want_map;
+};
+
+static int refpage_case_child(void *arg)
+{
+	const struct refpage_case *c = arg;
+	MMEXT_OPTS(mmext_pattern_opts, kernel, .backend = MMEXT_PATTERN_KERNEL,
+		   .flags = MMEXT_PATTERN_NOCACHE);
+	struct mmext_feature_status st;
+	struct mmext_pattern *p = NULL;
+	static const char pat[8] = "pattern";
+	const char *detail = NULL;
+	long nr = -1;
+	int ret;
+
+	if (t_refpage_markers(c->syscall_nr, c->pages))
+		return T_NO_STANDIN;
+	if (mmext_probe(MMEXT_FEAT_REFPAGE, &st))
+		return 2;
+	if (st.reason != c->want_reason || st.available != !c->want_reason) {
+		fprintf(stderr, "#      probe: reason %d, want %d (%s)\n", st.reason,
+			c->want_reason, st.detail);
+		return 3;
+	}
+	ret = mmext__refpage_nr(&nr, &detail);
+	if (ret != -c->want_reason || !detail || strcmp(detail, st.detail))
+		return 4;
+	if (!ret && nr != c->want_nr) {
+		fprintf(stderr, "#      number %ld, want %ld\n", nr, c->want_nr);
+		return 5;
+	}
+	if (t_trap_numbers(BACKPORT_NR, MAINLINE_NR)) {
+		/* A kernel without seccomp (the test kernels'): the answer, not the call. */
+		fprintf(stderr, "#      no seccomp filter (%s): which number a map issues "
+			"is not checked\n", strerror(errno));
+		return 0;
+	}
+	ret = mmext_pattern_map(pat, sizeof(pat), t_psz(), &kernel, &p);
+	if (ret != c->want_map || p) {
+		fprintf(stderr, "#      forced kernel map: %d, want %d\n", ret, c->want_map);
+		return 7;
+	}
+	return 0;
+}
+
+#define REFPAGE_CASE(name, nr_file, pages_file, reason, nr, map)		\
+	TEST(refpage_markers_##name)						\
+	{									\
+		struct refpage_case c = { nr_file, pages_file, reason, nr, map };\
+										\
+		T_EXPECT_CHILD_OK(t_child_status(refpage_case_child, &c),	\
+				  "cannot stand the markers in (needs root and mount " \
+				  "namespaces)");				\
+	}
+
+/* The numbers are x86-64's: the cases that issue one run only there. */
+#if defined(__x86_64__) && !defined(__ILP32__)
+/* The 6.12 backport: its published number wins over the mainline one. */
+REFPAGE_CASE(backport, "1000\n", "0\n", 0, BACKPORT_NR, -ENOTUNIQ)
+/* The backport's marker alone (an older backport without the page count). */
+REFPAGE_CASE(backport_alone, "1000\n", NULL, 0, BACKPORT_NR, -ENOTUNIQ)
+/* Mainline: the page count alone vouches for the series' number. */
+REFPAGE_CASE(mainline, NULL, "3\n", 0, MAINLINE_NR, -EXFULL)
+#endif
+/* Neither marker: nothing is issued. */
+REFPAGE_CASE(none, NULL, NULL, ENOENT, -1, -EOPNOTSUPP)
+/*
+ * A malformed backport marker: the kernel's number is unknown, and the mainline
+ * number may be another call on it, so neither is tried.
+ */
+REFPAGE_CASE(bad_syscall_nr, "refpage\n", "0\n", EINVAL, -1, -EOPNOTSUPP)
+REFPAGE_CASE(negative_syscall_nr, "-1\n", "0\n", EINVAL, -1, -EOPNOTSUPP)
+REFPAGE_CASE(empty_syscall_nr, "", NULL, EINVAL, -1, -EOPNOTSUPP)
+/* A malformed page count without the backport marker: no number either. */
+REFPAGE_CASE(bad_pages, NULL, "many\n", EINVAL, -1, -EOPNOTSUPP)
+REFPAGE_CASE(huge_pages, NULL, "99999999999\n", EINVAL, -1, -EOPNOTSUPP)
 
 TEST_HARNESS_MAIN

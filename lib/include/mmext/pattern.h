@@ -8,7 +8,9 @@
  *
  * Backends:
  * KERNEL    reference pages (refpage_create(), mmext kernel patch; number read from
- *           MMEXT_REFPAGE_SYSFS): one kernel page of pattern for the whole mapping.
+ *           MMEXT_REFPAGE_SYSFS on the 6.12 backport, the system call table's where
+ *           only MMEXT_REFPAGE_PAGES_SYSFS marks the mainline series): one kernel page
+ *           of pattern for the whole mapping.
  *           Clean pages cost nothing (not in RSS, nothing allocated); the first
  *           write to a page copies the pattern page; one VMA, shown in maps as
  *           anon_inode:[refpage]; never THP. -EOPNOTSUPP when the kernel lacks it.
@@ -31,13 +33,14 @@
  *           Never executable (the kernel refuses it): forcing KERNEL with
  *           PROT_EXEC is -EINVAL on every kernel, AUTO with PROT_EXEC uses
  *           EMULATED, and mprotect() to PROT_EXEC later fails (EACCES).
- *           Unavailable to ia32 and x32 builds (the published number is x86-64's).
+ *           On the 6.12 backport, unavailable to ia32 and x32 builds (the published
+ *           number is x86-64's).
  *           A seccomp filter may refuse refpage_create() although the kernel has
  *           it: AUTO then uses EMULATED when the call fails with ENOSYS, EPERM or
  *           EACCES; forced KERNEL returns -EOPNOTSUPP for ENOSYS and passes EPERM
  *           and EACCES on. A filter that kills or traps (SIGSYS) cannot be
  *           survived: such a process must pass EMULATED, or its filter must answer
- *           an errno (ENOSYS) for the number in MMEXT_REFPAGE_SYSFS.
+ *           an errno (ENOSYS) for refpage_create()'s number.
  *           The mapping is a file mapping, which loses some of anonymous memory's
  *           behaviour (refpage_create(2)): it never merges with neighbouring
  *           mappings (one VMA per mapping), never uses THP, cannot be named

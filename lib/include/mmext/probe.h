@@ -9,9 +9,11 @@
  *
  * Reference pages, lockless maps and COW page tables are not in any released
  * kernel. The library detects them only by a file the mmext kernel patches create;
- * it never issues a system call or prctl number it has not read from such a file,
- * because numbers free in 6.12 are used upstream since 6.13. The file names below
- * are PROVISIONAL until the kernel series are merged:
+ * it never issues a system call or prctl number that such a file does not vouch for,
+ * because numbers free in 6.12 are used upstream since 6.13: the number the file
+ * holds, or for the mainline reference page series (which publishes none) the number
+ * that series gives refpage_create(). The file names below are PROVISIONAL until the
+ * kernel series are merged:
  */
 #ifndef MMEXT_PROBE_H
 #define MMEXT_PROBE_H
@@ -23,10 +25,17 @@ extern "C" {
 #endif
 
 /*
- * Decimal x86-64 system call number of refpage_create() on this kernel. Only x86-64
- * builds use it: for an ia32 or x32 build MMEXT_FEAT_REFPAGE is unavailable (ENOSYS).
+ * Decimal x86-64 system call number of refpage_create() on a kernel with the 6.12
+ * backport. Only x86-64 builds use it: for an ia32 or x32 build MMEXT_FEAT_REFPAGE is
+ * then unavailable (ENOSYS).
  */
 #define MMEXT_REFPAGE_SYSFS	"/sys/kernel/mm/refpage/syscall_nr"
+/*
+ * Decimal count of the reference pages alive, on both forms. Without
+ * MMEXT_REFPAGE_SYSFS it marks the mainline series, whose refpage_create() has the
+ * number of the generic system call table (the library knows it per ABI).
+ */
+#define MMEXT_REFPAGE_PAGES_SYSFS "/sys/kernel/mm/refpage/pages"
 /* "1" when /proc/PID/maps and PROCMAP_QUERY are read without mmap_lock. */
 #define MMEXT_MAPS_LOCKLESS_SYSFS "/sys/kernel/mm/lockless_maps/enabled"
 /*
@@ -61,7 +70,7 @@ struct mmext_feature_status {
 	 * 0 when available, else the positive errno explaining why not:
 	 * ENOENT  the mmext kernel patch is absent (its marker file is missing)
 	 * ENOSYS  the system call does not exist (feature configured out), or not for
- *         this build's ABI (refpage_create() from ia32 or x32)
+ *         this build's ABI (the 6.12 backport's refpage_create() from ia32 or x32)
 	 * ENOTTY  the ioctl is unknown (kernel too old)
 	 * EINVAL  the kernel rejects the request (too old, or configured out)
 	 * EOPNOTSUPP  the kernel accepts the request but the feature is compiled out

@@ -124,7 +124,8 @@ struct procmap_query {
 
 /*
  * Reference pages (mmext kernel patch, include/uapi/linux/refpage.h; not upstream).
- * The system call has no fixed number: read it from MMEXT_REFPAGE_SYSFS.
+ * The system call has no number a program may assume: the library takes it from
+ * the kernel's markers (mmext/probe.h).
  */
 #ifndef REFPAGE_CLOEXEC
 #define REFPAGE_CLOEXEC		0x0001U
