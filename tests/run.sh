@@ -19,7 +19,7 @@
 #           selftests and stress under force_all, on 2 and 4 vCPUs (tests/kcsan/run.sh)
 #   syzkaller  (not run by default) syzkaller on the patched fuzzing kernel for
 #           SYZ_SECONDS, then a summary with coverage (tests/syzkaller/run.sh)
-#   distro  (not by default: hours) Debian-config kernels through tests/distro/guest.sh;
+#   distro  (not by default) Debian-config kernels through tests/distro/guest.sh;
 #           DISTRO_PARTS runs part of it, DISTRO_VM_CPUS sets its guests' vCPUs
 #           (4: migration's tests want 3 or more); guest.sh's variables
 #           (VMTESTS_CATEGORIES, VMTESTS_TIMEOUT, STRESS_SECONDS, TRINITY_SECONDS,
@@ -39,6 +39,7 @@
 # A guest tier is also a kernel target, [BASE/]stock|patched[-distro][-cow-all][-debug]:
 # --tiers "7.3/stock patched-debug" is --base 7.3 with stock, then DEBUG=1's patched.
 # --list prints each tier and the target it boots, and runs nothing.
+# How long each tier takes: docs/results/run-times.md.
 # The orchestration is tests/runner.py; the kernels and guests are scripts/kernel.sh's
 # and scripts/vm.sh's.
 exec "${PYTHON:-/usr/bin/python3}" "$(dirname "$0")/runner.py" "$@"
