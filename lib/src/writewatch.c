@@ -415,8 +415,8 @@ static bool smaps_line_huge(const char *line, uintptr_t a, uintptr_t e, bool *in
 static int range_has_hugetlb(uintptr_t a, uintptr_t e)
 {
 	char buf[8192], *line, *nl;
+	bool in = false, skip = false;
 	size_t have = 0;
-	bool in = false;
 	int fd, ret = 0;
 	ssize_t n;
 
@@ -433,15 +433,27 @@ static int range_has_hugetlb(uintptr_t a, uintptr_t e)
 		}
 		have += n;
 		buf[have] = '\0';
-		for (line = buf; !ret && (nl = strchr(line, '\n')); line = nl + 1) {
+		line = buf;
+		if (skip) {
+			nl = strchr(line, '\n');
+			skip = !nl;
+			line = nl ? nl + 1 : buf + have;
+		}
+		for (; !ret && (nl = strchr(line, '\n')); line = nl + 1) {
 			*nl = '\0';
 			ret = smaps_line_huge(line, a, e, &in);
 		}
 		have -= line - buf;
 		memmove(buf, line, have);
-		/* Lines hold at most a path (PATH_MAX) and the fields before it. */
-		if (have == sizeof(buf) - 1)
-			ret = -EIO;
+		/*
+		 * A line the buffer cannot hold is a VMA's header with a long path (paths
+		 * have no length limit there): its range comes first, the rest is skipped.
+		 */
+		if (!ret && have == sizeof(buf) - 1) {
+			ret = smaps_line_huge(buf, a, e, &in);
+			skip = true;
+			have = 0;
+		}
 	}
 	close(fd);
 	return ret;

@@ -393,8 +393,11 @@ static inline int t_vmflags(const void *addr, char *buf, size_t size)
 	return ret;
 }
 
-/* Directories of 200 bytes under t_long_path_map()'s base: a path of over 5000. */
-#define T_LONG_DEPTH	25
+/*
+ * Directories of 200 bytes under t_long_path_map()'s base: a path of over 10000, longer
+ * than PATH_MAX and than the 8 KiB in which the library reads a line of /proc text.
+ */
+#define T_LONG_DEPTH	50
 #define T_LONG_COMP	200
 
 /*

@@ -371,6 +371,44 @@ TEST(file_with_a_path_longer_than_path_max)
 	t_long_path_remove(base);
 }
 
+#ifndef MAP_DROPPABLE
+#define MAP_DROPPABLE 0x08
+#endif
+
+/*
+ * Memory userfaultfd cannot register (MAP_DROPPABLE) has the open read smaps, for
+ * hugetlb: a mapping elsewhere whose path is longer than any line buffer must not
+ * change the answer.
+ */
+TEST(open_unaffected_by_a_long_path_elsewhere)
+{
+	char path[T_LONG_DEPTH * (T_LONG_COMP + 1) + 64], base[64];
+	size_t psz = t_psz();
+	struct mmext_ww *w;
+	int before, after;
+	char *d, *p;
+
+	d = mmap(NULL, 4 * psz, PROT_READ | PROT_WRITE, MAP_DROPPABLE | MAP_ANONYMOUS, -1, 0);
+	if (d == MAP_FAILED)
+		SKIP(return, "no MAP_DROPPABLE: %s", strerror(errno));
+	before = mmext_ww_open(d, 4 * psz, NULL, &w);
+	if (!before)
+		mmext_ww_close(w);
+	p = t_long_path_map(psz, path, base);
+	if (!p) {
+		t_long_path_remove(base);
+		munmap(d, 4 * psz);
+		SKIP(return, "cannot make a file with a path over PATH_MAX in /dev/shm");
+	}
+	after = mmext_ww_open(d, 4 * psz, NULL, &w);
+	if (!after)
+		mmext_ww_close(w);
+	EXPECT_EQ(before, after) TH_LOG("%s, then %s", strerror(-before), strerror(-after));
+	munmap(p, psz);
+	t_long_path_remove(base);
+	munmap(d, 4 * psz);
+}
+
 /* Several VMAs of different kinds under one watch. */
 TEST_F(ww, range_spanning_several_vmas)
 {
