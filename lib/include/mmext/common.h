@@ -15,7 +15,9 @@
  * - A handle (struct mmext_ww, mmext_maps, mmext_pattern) belongs to the process that
  *   opened it. In another process, such as a fork() child, every call on it fails
  *   with -ECHILD (functions returning a pointer or size return NULL or 0), except the
- *   one that closes it, which releases it in that process alone.
+ *   one that closes it, which releases it in that process alone; but a clone() child
+ *   sharing the descriptor table (CLONE_FILES without CLONE_VM) must not close it,
+ *   which would close the owner's descriptors too.
  * - A call that needs a feature fails with -EOPNOTSUPP when the kernel lacks it. When
  *   the feature's probe could not run (out of fds or memory: see mmext_probe()), or
  *   the kernel has the feature but this process may not use it, the call fails with
