@@ -250,17 +250,9 @@ def report(ctx):
                 md.append(f"AFL++ {label}, COW / plain: {fmt_ri(ri)}.")
         md.append("")
 
-    goals = []
-    for g, bound, at_least, words in GOALS:
-        ri = ratio(ctx, g)
-        mb = p["afl_mb"] if g == "execs" else p["keys"] * p["size"] >> 20
-        if mb != 1024:
-            words = words.replace("1 GiB", f"{mb} MiB")
-        goals.append(f"| {words} | {fmt_ri(ri)} | {verdict(ri, bound, at_least)} |")
     md += ["**Goals** (COW / plain; with enough pairs the paired estimate and its "
            f"{pairstats.LEVEL:.0%} interval, `bench/pairstats.py`, else the ratio of the "
-           "medians):", "", "| goal | COW / plain | verdict |", "|---|---|---|"]
-    md += goals + [""]
+           "medians):", "", *goals_table(ctx), ""]
     try:
         img = _plot(ctx)
     except Exception as e:  # a plot must not cost the tables
@@ -268,3 +260,15 @@ def report(ctx):
     if img:
         md += [img, ""]
     return "\n".join(md)
+
+
+def goals_table(ctx):
+    """The goals table's lines, apart so that they can be reused."""
+    p, rows = PLAN[ctx.mode], []
+    for g, bound, at_least, words in GOALS:
+        ri = ratio(ctx, g)
+        mb = p["afl_mb"] if g == "execs" else p["keys"] * p["size"] >> 20
+        if mb != 1024:
+            words = words.replace("1 GiB", f"{mb} MiB")
+        rows.append(f"| {words} | {fmt_ri(ri)} | {verdict(ri, bound, at_least)} |")
+    return ["| goal | COW / plain | verdict |", "|---|---|---|", *rows]
