@@ -7,6 +7,8 @@ import pairstats
 KEY = "cow_pte"
 TITLE = "COW page tables: copy-on-write page tables at fork (`PR_COW_PTE`)"
 TARGETS = ("stock", "patched")
+DOC = "docs/results/cow-pte.md"
+DOC_TARGETS = ("patched",)
 
 FORK_MB = (0, 64, 256, 512, 1024)
 # Per mode: fork sizes, repetitions per case (each one plain and one COW fork, a pair),
@@ -199,7 +201,8 @@ def report(ctx):
 
 
 def goals_table(ctx):
-    """The goals table's lines, apart so that they can be reused."""
+    """The goals table's lines: report() shows it, `bench/run.sh --write-docs` puts it in
+    DOC."""
     rows = []
     for measure, mb, bound, at_least, words in GOALS:
         want = dict(target="patched", group="pairs", case="regression", measure=measure)

@@ -11,6 +11,8 @@ KEY = "real_programs"
 TITLE = "Real programs: Redis and AFL++ on COW page tables (`cowrun`, `PR_COW_PTE`)"
 # COW and plain run side by side in the patched guest; stock runs plain alone.
 TARGETS = ("stock", "patched")
+DOC = "docs/results/real-programs.md"
+DOC_TARGETS = ("patched",)
 ROOTFS = True
 # Two 1 GiB datasets to populate and fuzzing runs of fixed length do not fit the quick
 # mode's budget (runner.QUICK_BUDGET); `bench/run.sh --quick --only real_programs` runs it.
@@ -263,7 +265,8 @@ def report(ctx):
 
 
 def goals_table(ctx):
-    """The goals table's lines, apart so that they can be reused."""
+    """The goals table's lines: report() shows it, `bench/run.sh --write-docs` puts it in
+    DOC."""
     p, rows = PLAN[ctx.mode], []
     for g, bound, at_least, words in GOALS:
         ri = ratio(ctx, g)
