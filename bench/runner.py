@@ -9,8 +9,11 @@ import json
 import os
 import platform
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
+import textwrap
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -406,6 +409,114 @@ def write_report(outdir, meta, records, suites):
         f.write("\n".join(md))
 
 
+class DocsError(Exception):
+    """Why --write-docs writes no file."""
+
+
+def doc_markers(key):
+    return f"<!-- bench:{key} goals -->", f"<!-- end bench:{key} goals -->"
+
+
+def docs_refusal(meta, records, suite):
+    """Why these results may not stand in suite.DOC, or None: a doc states what a full run
+    of a committed tree measured, on every target its table needs."""
+    if meta.get("mode") != "full":
+        return f"{meta.get('mode', 'unknown')} mode results (the docs take a full run)"
+    if meta.get("repo_dirty") is not False:
+        return "results from a tree with uncommitted changes (or no record of it)"
+    if not all(c in "0123456789abcdef" for c in meta.get("repo_commit") or "x"):
+        return "results with no repo commit"
+    have = {r.get("target") for r in records if r.get("suite") == suite.KEY}
+    missing = [t for t in suite.DOC_TARGETS if t not in have]
+    if missing:
+        return (f"no {suite.KEY} results on {', '.join(missing)} (its table needs "
+                f"{', '.join(suite.DOC_TARGETS)})")
+    return None
+
+
+def provenance(meta, suite):
+    """The lines under a docs block's marker: what run, tree, machine and kernels."""
+    m = meta
+    cmd = f"`{m['command']}`" if m.get("command") else "a full run (command not recorded)"
+    where = [f"host {m['host']['cpu']} ({m['host']['cpus']} CPUs), Linux "
+             f"{m['host']['kernel']}"]
+    guests = [t for t in suite.DOC_TARGETS if t != "host"]
+    if guests:
+        where.append(f"guests QEMU {m['accel'].upper()}, {m['guest']['vcpus']} vCPUs, "
+                     f"{m['guest'].get('mem_gib', '?')} GiB")
+    for t in guests:
+        k = m["kernels"][t]
+        where.append(f"{t} kernel {k['release']} ({k.get('build', t)}, debug options: "
+                     f"{', '.join(k.get('debug_options', [])) or 'none'})")
+    line = (f"From {cmd} at repo {m['repo_commit'][:12]}, no uncommitted changes, on "
+            f"{m['date']}: {'; '.join(where)}. Written by `bench/run.sh --write-docs`.")
+    # Wrapped as the docs are; a code span may span lines.
+    return textwrap.wrap(line, 88, break_long_words=False, break_on_hyphens=False)
+
+
+def replace_block(text, key, lines, path):
+    """text with the lines between key's markers replaced by lines."""
+    start, end = doc_markers(key)
+    doc = text.split("\n")
+    i = [n for n, line in enumerate(doc) if line.strip() == start]
+    j = [n for n, line in enumerate(doc) if line.strip() == end]
+    if len(i) != 1 or len(j) != 1 or j[0] < i[0]:
+        raise DocsError(f"{path}: wants one line '{start}' and, after it, one line "
+                        f"'{end}'")
+    return "\n".join(doc[:i[0] + 1] + [""] + lines + [""] + doc[j[0]:])
+
+
+def write_docs(meta, records, suites, want, outdir, root=None):
+    """Rewrite the goals block of each suite's DOC from the results: the suites keyed in
+    want, or (want None) those with results. Checks every file before writing one, and
+    replaces each whole (a reader or a crash never sees half a file). Raises DocsError;
+    returns the files written."""
+    root = root or ROOT
+    have = {r.get("suite") for r in records}
+    if want is None:
+        chosen = [s for s in suites if getattr(s, "DOC", None) and s.KEY in have]
+        if not chosen:
+            raise DocsError("no suite of these results has a docs block (suites with one: "
+                            + ", ".join(s.KEY for s in suites if getattr(s, "DOC", None))
+                            + ")")
+    else:
+        chosen = [s for s in suites if s.KEY in want]
+        bad = sorted(set(want) - {s.KEY for s in chosen if getattr(s, "DOC", None)})
+        if bad:
+            raise DocsError(f"no docs block for {', '.join(bad)}")
+    errors, new = [], {}
+    for s in chosen:
+        why = docs_refusal(meta, records, s)
+        if why:
+            errors.append(f"{s.KEY}: {why}")
+            continue
+        path = os.path.join(root, s.DOC)
+        try:
+            if path not in new:
+                with open(path) as f:
+                    new[path] = f.read()
+            table = s.goals_table(Context(outdir, meta, records, s.KEY))
+            if not table:
+                raise DocsError("these results give no goals table")
+            new[path] = replace_block(new[path], s.KEY, [*provenance(meta, s), "", *table],
+                                      s.DOC)
+        except (OSError, DocsError) as e:
+            errors.append(f"{s.KEY}: {e}")
+    if errors:
+        raise DocsError("; ".join(errors))
+    for path, text in new.items():
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".write-docs-")
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            shutil.copymode(path, tmp)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    return list(new)
+
+
 def key(r):
     return tuple(str(r.get(k, "")) for k in
                  ("target", "bench", "group", "case", "backend", "vmas", "pages", "dirty_pct"))
@@ -445,6 +556,17 @@ def compare(a_path, b_path):
     return 0 if n else 1
 
 
+def docs(meta, records, suites, want, outdir):
+    """--write-docs: 0 when written, else 2 with the reason and no file changed."""
+    try:
+        for path in write_docs(meta, records, suites, want, outdir):
+            say(f"docs: {shown(path)}")
+    except DocsError as e:
+        print(f"bench/run.sh: --write-docs: nothing written: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(prog="bench/run.sh", description=__doc__)
     ap.add_argument("--quick", action="store_true", help="fewer runs, for a short run "
@@ -465,7 +587,12 @@ def main():
                     help="compare two runs' results.json, B against A, and exit")
     ap.add_argument("--report-only", action="store_true",
                     help="rewrite report.md and plots from OUT/results.json")
+    ap.add_argument("--write-docs", nargs="?", const="", metavar="SUITE,...",
+                    help="also rewrite the goals block of each suite's docs/results file "
+                         "(default: every suite with results) from these results; refuses "
+                         "quick runs, a tree with uncommitted changes and missing targets")
     args = ap.parse_args()
+    doc_suites = args.write_docs.split(",") if args.write_docs else None
     if args.compare:
         return compare(*args.compare)
     if args.report_only:
@@ -479,6 +606,8 @@ def main():
         res["meta"].setdefault("queue_kernel_files", queue_kernel_files())
         write_report(args.out, res["meta"], res["records"], suites)
         say(f"report: {args.out}/report.md")
+        if args.write_docs is not None:
+            return docs(res["meta"], res["records"], suites, doc_suites, args.out)
         return 0
 
     mode = "quick" if args.quick else "full"
@@ -554,6 +683,7 @@ def main():
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump({"meta": {"mode": mode}, "records": records}, f, indent=1)
     meta = metadata(mode, records)
+    meta["command"] = shlex.join(["bench/run.sh"] + sys.argv[1:])
     meta["guest"]["mem_gib"] = max((getattr(s, "guest_mem", lambda m: 3)(mode)
                                     for s in suites), default=3)
     meta["longer"] = args.longer
@@ -568,6 +698,8 @@ def main():
     write_report(args.out, meta, records, suites)
     say(f"report: {args.out}/report.md ({len(records)} results); took "
         f"{fmt_secs(meta['seconds'])}, estimated {fmt_secs(total)} of measuring")
+    if args.write_docs is not None:
+        status |= docs(meta, records, suites, doc_suites, args.out)
     return 1 if status else 0
 
 

@@ -6,8 +6,9 @@
 # the queue with the base tree's checkpatch.pl. A kept checkpatch finding is listed,
 # with its reason, in tests/checkpatch-allow.txt. The cover letters as the mails they
 # are (covers below). Also the benchmark runner's unit checks
-# (tests/bench/test_runner.py: its statistics and report verdicts; no kernel needed),
-# the test orchestrator's (tests/test_runner.py: target names, the baseline comparison),
+# (tests/bench/test_runner.py: its statistics, report verdicts and --write-docs; no
+# kernel needed), the test orchestrator's (tests/test_runner.py: target names, the
+# baseline comparison),
 # and syzkaller's descriptions of the queue's calls (tests/syzkaller/run.sh --check).
 # The library's public headers as C99 and C++ (tests/headers.sh), and the places that
 # repeat the library's version.

@@ -15,6 +15,11 @@ A suite module gives bench/runner.py:
   QUICK                  optional: False when the suite does not fit a quick run, which
                          then leaves it out unless --only names it
   report(ctx)            the Markdown section (ctx: see runner.Context)
+  DOC                    optional: the docs/results file whose goals block
+                         (`<!-- bench:KEY goals -->` to `<!-- end bench:KEY goals -->`)
+                         `bench/run.sh --write-docs` rewrites; with it:
+  DOC_TARGETS            the targets whose results that table needs
+  goals_table(ctx)       the goals table's lines, which report() shows too
   LONGER                 set by the runner (--longer N, default 1): a suite whose cases
                          are bounded in time measures N times longer
 """

@@ -7,6 +7,8 @@ import pairstats
 KEY = "cow_pte"
 TITLE = "COW page tables: copy-on-write page tables at fork (`PR_COW_PTE`)"
 TARGETS = ("stock", "patched")
+DOC = "docs/results/cow-pte.md"
+DOC_TARGETS = ("patched",)
 
 FORK_MB = (0, 64, 256, 512, 1024)
 # Per mode: fork sizes, repetitions per case (each one plain and one COW fork, a pair),
@@ -91,13 +93,15 @@ def ratio_interval(rec):
     return pairstats.ratio(pairstats.regression(rec["a"], rec["b"]))
 
 
-def fmt_ri(ri, digits=3):
+def fmt_ri(ri, digits=3, pairs=True):
+    """The ratio and its interval, and with pairs its number of pairs."""
     if ri is None:
         return "–"
     est, lo, hi, n = ri
     if lo is None:
-        return f"{est:.{digits}f} ({n} pairs: too few for an interval)"
-    return f"{est:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}] ({n} pairs)"
+        return f"{est:.{digits}f} ({f'{n} pairs: ' if pairs else ''}too few for an interval)"
+    return f"{est:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]" + (f" ({n} pairs)" if pairs
+                                                                     else "")
 
 
 def _fmt(r, scale=1.0, digits=2):
@@ -188,7 +192,18 @@ def report(ctx):
                "| measure | size | COW / plain [interval] |", "|---|---|---|"]
         md += pair_rows + [""]
 
-    goals = []
+    md += [f"**Goals** (patched guest, paired; met when the whole {level} interval is on the "
+           "goal's side, **NOT met** when all of it is on the other, not resolved when it "
+           "straddles the goal or there are too few pairs; reclaim also needs COW to give "
+           f"back at least {RECLAIMED_SHARE:.0%} of what plain does):", "",
+           *goals_table(ctx), ""]
+    return "\n".join(md)
+
+
+def goals_table(ctx):
+    """The goals table's lines: report() shows it, `bench/run.sh --write-docs` puts it in
+    DOC."""
+    rows = []
     for measure, mb, bound, at_least, words in GOALS:
         want = dict(target="patched", group="pairs", case="regression", measure=measure)
         if mb is not None:
@@ -206,11 +221,6 @@ def report(ctx):
         if measure == "reclaim" and ri is None and ctx.one(target="patched", group="reclaim",
                                                            case="unavailable"):
             v = "not measured (SKIP)"
-        goals.append(f"| {words} | {fmt_ri(ri)} | {v} |")
-    md += [f"**Goals** (patched guest, paired; met when the whole {level} interval is on the "
-           "goal's side, **NOT met** when all of it is on the other, not resolved when it "
-           "straddles the goal or there are too few pairs; reclaim also needs COW to give "
-           f"back at least {RECLAIMED_SHARE:.0%} of what plain does):", "",
-           "| goal | COW / plain [interval] | verdict |", "|---|---|---|"]
-    md += goals + [""]
-    return "\n".join(md)
+        rows.append(f"| {words} | {fmt_ri(ri, pairs=False)} | {ri[3] if ri else '–'} | {v} |")
+    return [f"| goal | COW / plain [{pairstats.LEVEL:.0%} interval] | pairs | verdict |",
+            "|---|---|---|---|", *rows]

@@ -11,6 +11,8 @@ KEY = "real_programs"
 TITLE = "Real programs: Redis and AFL++ on COW page tables (`cowrun`, `PR_COW_PTE`)"
 # COW and plain run side by side in the patched guest; stock runs plain alone.
 TARGETS = ("stock", "patched")
+DOC = "docs/results/real-programs.md"
+DOC_TARGETS = ("patched",)
 ROOTFS = True
 # Two 1 GiB datasets to populate and fuzzing runs of fixed length do not fit the quick
 # mode's budget (runner.QUICK_BUDGET); `bench/run.sh --quick --only real_programs` runs it.
@@ -250,17 +252,9 @@ def report(ctx):
                 md.append(f"AFL++ {label}, COW / plain: {fmt_ri(ri)}.")
         md.append("")
 
-    goals = []
-    for g, bound, at_least, words in GOALS:
-        ri = ratio(ctx, g)
-        mb = p["afl_mb"] if g == "execs" else p["keys"] * p["size"] >> 20
-        if mb != 1024:
-            words = words.replace("1 GiB", f"{mb} MiB")
-        goals.append(f"| {words} | {fmt_ri(ri)} | {verdict(ri, bound, at_least)} |")
     md += ["**Goals** (COW / plain; with enough pairs the paired estimate and its "
            f"{pairstats.LEVEL:.0%} interval, `bench/pairstats.py`, else the ratio of the "
-           "medians):", "", "| goal | COW / plain | verdict |", "|---|---|---|"]
-    md += goals + [""]
+           "medians):", "", *goals_table(ctx), ""]
     try:
         img = _plot(ctx)
     except Exception as e:  # a plot must not cost the tables
@@ -268,3 +262,16 @@ def report(ctx):
     if img:
         md += [img, ""]
     return "\n".join(md)
+
+
+def goals_table(ctx):
+    """The goals table's lines: report() shows it, `bench/run.sh --write-docs` puts it in
+    DOC."""
+    p, rows = PLAN[ctx.mode], []
+    for g, bound, at_least, words in GOALS:
+        ri = ratio(ctx, g)
+        mb = p["afl_mb"] if g == "execs" else p["keys"] * p["size"] >> 20
+        if mb != 1024:
+            words = words.replace("1 GiB", f"{mb} MiB")
+        rows.append(f"| {words} | {fmt_ri(ri)} | {verdict(ri, bound, at_least)} |")
+    return ["| goal | COW / plain | verdict |", "|---|---|---|", *rows]

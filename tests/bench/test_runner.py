@@ -1,9 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """Unit checks of the benchmark runner (bench/runner.py), its paired statistics, the
-reports of the anon_names, lockless_maps, cow_pte and real_programs suites and the goals
-of write_tracking and maps_command. No kernel, guest or benchmark run needed. The lint tier
-runs them (tests/lint.sh); by hand: /usr/bin/python3 tests/bench/test_runner.py"""
+reports of the anon_names, lockless_maps, cow_pte and real_programs suites, the goals
+of write_tracking and maps_command, and --write-docs. No kernel, guest or benchmark run
+needed. The lint tier runs them (tests/lint.sh); by hand:
+/usr/bin/python3 tests/bench/test_runner.py"""
 
+import contextlib
+import io
+import json
 import math
 import os
 import random
@@ -457,6 +461,116 @@ class RealProgramsReport(SuiteReport):
             # About 1 GiB of data, the size the goals are set at.
             keys, size = (int(redis[redis.index(o) + 1]) for o in ("--keys", "--size"))
             self.assertAlmostEqual(keys * size / (1 << 30), 1, delta=0.1)
+
+
+SAMPLE_META = {"mode": "full", "date": "2026-12-02 16:09:41 UTC",
+               "host": {"cpu": "Test CPU", "cpus": 2, "kernel": "6.18.44"}, "accel": "tcg",
+               "guest": {"vcpus": 2, "mem_gib": 4}, "repo_commit": "ab12" * 10,
+               "repo_dirty": False, "queue_commit": "cd34" * 10, "base_commit": "ef56" * 10,
+               "kernels": {"patched": {"release": "6.12.117", "guest_cpu": "QEMU",
+                                       "build": "build/out/patched-bench",
+                                       "config_sha256": "0" * 64, "debug_options": []}},
+               "command": "bench/run.sh --only cow_pte --targets patched"}
+OLD_TABLE = "| goal | old |\n|---|---|\n| fork | 0.095 |\n"
+SAMPLE_DOC = ("# COW page tables\n\nBefore.\n\n<!-- bench:cow_pte goals -->\n\nOld run.\n\n"
+              + OLD_TABLE + "\n<!-- end bench:cow_pte goals -->\n\nAfter.\n")
+
+
+class WriteDocs(unittest.TestCase):
+    """bench/run.sh --report-only --write-docs on a sample results.json and a doc in a
+    scratch tree."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root, self.out = self.tmp.name, os.path.join(self.tmp.name, "report")
+        os.makedirs(os.path.join(self.root, "docs", "results"))
+        os.makedirs(self.out)
+        self.doc = os.path.join(self.root, cow_pte.DOC)
+        self.saved_root, runner.ROOT = runner.ROOT, self.root
+
+    def tearDown(self):
+        runner.ROOT = self.saved_root
+        self.tmp.cleanup()
+
+    def run_docs(self, doc, records=None, **meta):
+        """Exit status, stderr and the doc's bytes after the run."""
+        with open(self.doc, "w") as f:
+            f.write(doc)
+        with open(os.path.join(self.out, "results.json"), "w") as f:
+            json.dump({"meta": dict(SAMPLE_META, **meta),
+                       "records": cow_records(CowPteReport.GOOD) if records is None
+                       else records}, f)
+        err, argv = io.StringIO(), sys.argv
+        sys.argv = ["runner.py", "--report-only", "--write-docs", "--out", self.out]
+        try:
+            with contextlib.redirect_stderr(err):
+                rc = runner.main()
+        finally:
+            sys.argv = argv
+        with open(self.doc, "rb") as f:
+            return rc, err.getvalue(), f.read()
+
+    def test_block_replaced(self):
+        rc, err, got = self.run_docs(SAMPLE_DOC)
+        self.assertEqual(rc, 0, err)
+        got = got.decode()
+        head, block = got.split("<!-- bench:cow_pte goals -->\n")
+        block, tail = block.split("<!-- end bench:cow_pte goals -->\n")
+        self.assertEqual(head, SAMPLE_DOC.split("<!-- bench")[0])
+        self.assertEqual(tail, "\nAfter.\n")
+        self.assertNotIn("Old run", block)
+        self.assertIn("`bench/run.sh --only cow_pte --targets patched` at repo "
+                      + "ab12" * 3 + ", no uncommitted changes", " ".join(block.split("\n")))
+        table = [line for line in block.splitlines() if line.startswith("|")]
+        self.assertEqual(table[0], "| goal | COW / plain [95% interval] | pairs | verdict |")
+        self.assertEqual([r.rsplit("|", 2)[1].strip() for r in table[2:]], ["met"] * 5)
+        # report.md shows the same table, from the same function.
+        with open(os.path.join(self.out, "report.md")) as f:
+            self.assertIn("\n".join(table), f.read())
+        self.assertEqual(os.listdir(os.path.dirname(self.doc)), ["cow-pte.md"])
+        # A second run from the same results changes nothing.
+        self.assertEqual(self.run_docs(got)[2].decode(), got)
+
+    def test_refusals_leave_the_doc(self):
+        stock_only = [dict(r, target="stock") for r in cow_records(CowPteReport.GOOD)]
+        for why, records, meta in (("uncommitted", None, {"repo_dirty": True}),
+                                   ("uncommitted", None, {"repo_dirty": None}),
+                                   ("quick mode", None, {"mode": "quick"}),
+                                   ("no repo commit", None, {"repo_commit": "unknown"}),
+                                   ("no cow_pte results on patched", stock_only, {})):
+            with self.subTest(why=why, meta=meta):
+                rc, err, got = self.run_docs(SAMPLE_DOC, records, **meta)
+                self.assertEqual(rc, 2)
+                self.assertIn(why, err)
+                self.assertEqual(got, SAMPLE_DOC.encode())
+
+    def test_markers_missing_or_wrong(self):
+        start, end = runner.doc_markers("cow_pte")
+        for doc in ("# No markers\n\n" + OLD_TABLE,
+                    start + "\n" + OLD_TABLE,
+                    end + "\n" + OLD_TABLE + start + "\n",
+                    SAMPLE_DOC + SAMPLE_DOC):
+            with self.subTest(doc=doc):
+                rc, err, got = self.run_docs(doc)
+                self.assertEqual(rc, 2)
+                self.assertIn(f"{cow_pte.DOC}: wants one line '{start}'", err)
+                self.assertEqual(got, doc.encode())
+
+    def test_suites_without_a_block(self):
+        meta, recs = SAMPLE_META, cow_records(CowPteReport.GOOD)
+        suites = [anon_names, cow_pte]
+        with self.assertRaisesRegex(runner.DocsError, "no docs block for anon_names"):
+            runner.write_docs(meta, recs, suites, ["anon_names"], self.out)
+        with self.assertRaisesRegex(runner.DocsError, "no suite of these results"):
+            runner.write_docs(meta, [dict(r, suite="anon_names") for r in recs], suites,
+                              None, self.out)
+
+    def test_every_doc_has_its_block(self):
+        # The real docs: each DOC holds its suite's markers once.
+        for s in (importlib.import_module("suites." + n) for n in SUITES):
+            if getattr(s, "DOC", None):
+                with open(os.path.join(self.saved_root, s.DOC)) as f:
+                    runner.replace_block(f.read(), s.KEY, [], s.DOC)
 
 
 class Runner(unittest.TestCase):
