@@ -28,7 +28,7 @@ UPSTREAM_FAULT_SEQ = (0.000770, 0.000795)   # ms per access, 512 MB: plain, COW 
 UPSTREAM_FAULT_RAND = (0.000026, 0.000029)
 PAPER_FORK_SPEEDUP_1G = 65
 
-# The review's goals, as COW / plain ratios: (measure, mb, bound, at_least, words).
+# The goals, as COW / plain ratios: (measure, mb, bound, at_least, words).
 GOALS = (("fork", 1024, 1 / 50, False, "fork of 1 GiB, COW / plain <= 1/50"),
          ("vmpte-child", 1024, 0.05, False, "child VmPTE at 1 GiB, COW / plain <= 0.05"),
          ("fault-seq", 512, 1.15, False, "sequential write faults after fork, COW / plain "
