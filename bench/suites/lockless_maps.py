@@ -79,7 +79,7 @@ def _fallbacks(ctx, target):
     n = r["vma_lock"] + r["mmap_lock"]
     if not n:
         return "0"
-    # Kernels whose readers wait for the writer (patch 0022): most of those lookups
+    # Kernels whose readers wait for the writer (patch 0023): most of those lookups
     # take mmap_lock by trylock; only the queued ones can be handed it at an unlock.
     w = ctx.one(target=target, group="maps_latency", case="vmstat_wait")
     q = f", {w['queued']:,} queued" if w else ""
