@@ -4,8 +4,9 @@
  * (4 KiB pages, THP off) with plain fork against COW page tables, each side's VmPTE
  * after fork, the child's write-fault cost after fork (sequential over the whole area,
  * and random sparse writes), a fork-server loop (fork, the child writes a few pages
- * and exits) in executions per second, and the reclaim of a fork server's memory
- * (memory.reclaim of a cgroup v2 group) once its children have gone.
+ * and exits) in executions per second, the reclaim of a fork server's memory
+ * (memory.reclaim of a cgroup v2 group) once its children have gone and while one
+ * still holds it, and move_pages() of memory a live child holds.
  *
  * Plain and COW runs alternate in one process (ABBA), so each repetition gives a pair
  * measured a moment apart on the same boot: besides each side's summary, a "regression"
@@ -27,13 +28,15 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
 
 static const char usage[] =
-	"Usage: cow_pte --case fork|vmpte|fault-seq|fault-rand|server|reclaim [--mb N]\n"
+	"Usage: cow_pte --case fork|vmpte|fault-seq|fault-rand|server|reclaim|reclaim-held|\n"
+	"                      migrate [--mb N]\n"
 	"               [--runs R] [--writes W] [--children C] [--no-rt] [--json FILE]\n"
 	"fork:       time fork() of a process with N MiB (default 512) populated\n"
 	"vmpte:      VmPTE of parent and child right after fork\n"
@@ -43,6 +46,9 @@ static const char usage[] =
 	"reclaim:    a process with N MiB forks C (default 16) children that write 4 pages\n"
 	"            and exit, then memory.reclaim of its cgroup asks for N MiB; ms and\n"
 	"            MiB reclaimed (needs cgroup v2 at /sys/fs/cgroup and N MiB of free swap)\n"
+	"reclaim-held: the same while one more child lives and holds the memory\n"
+	"migrate:    a process with N MiB forks a child that holds them, then move_pages()\n"
+	"            (MPOL_MF_MOVE_ALL) moves them all to the other NUMA node; ms\n"
 	"--no-rt:    do not pin the parent or run it SCHED_FIFO\n"
 	"Each case runs R (default 10) repetitions of plain and COW fork, alternating.\n";
 
@@ -238,13 +244,28 @@ static const char *reclaim_unavailable(size_t len, char *why, size_t sz)
 }
 
 /*
- * The reclaim case's worker: joins @cg, populates, forks @children children that
- * each write 4 pages and exit (a fork server), then says so on @ready and waits for
- * @go to close.
+ * A child that holds its parent's memory, as it is after fork, until @go closes.
+ * -1 if fork failed, else its pid.
  */
-static void reclaim_worker(const char *cg, size_t len, int cow, int ready, int go)
+static pid_t holder(int go)
+{
+	pid_t pid = fork();
+	char c;
+
+	if (!pid)
+		_exit(read(go, &c, 1) < 0);
+	return pid;
+}
+
+/*
+ * The reclaim case's worker: joins @cg, populates, forks @children children that
+ * each write 4 pages and exit (a fork server), with @held one more child that holds
+ * the memory, then says so on @ready and waits for @go to close.
+ */
+static void reclaim_worker(const char *cg, size_t len, int cow, int held, int ready, int go)
 {
 	char c = 0, *p;
+	pid_t h = 0;
 	int st;
 
 	if (write_file(cg, "cgroup.procs", "0"))
@@ -264,15 +285,33 @@ static void reclaim_worker(const char *cg, size_t len, int cow, int ready, int g
 		}
 		waitpid(pid, &st, 0);
 	}
+	if (held && (h = holder(go)) < 0)
+		_exit(8);
 	if (write(ready, &c, 1) != 1)
 		_exit(6);
 	if (read(go, &c, 1) < 0)
 		_exit(7);
+	if (h && (waitpid(h, &st, 0) != h || st))
+		_exit(9);
 	_exit(0);
 }
 
-static int reclaim_case(int runs, int methods)
+/* No result for @group: why it cannot run here. */
+static void unavailable(const char *group, const char *why)
 {
+	char json[256];
+
+	printf("cow_pte: %s: SKIP: %s\n", group, why);
+	snprintf(json, sizeof(json), "\"group\":\"%s\",\"case\":\"unavailable\","
+		 "\"reason\":\"%s\"", group, why);
+	bench_json(json);
+}
+
+/* The reclaim and reclaim-held cases */
+static int reclaim_case(int runs, int methods, int held)
+{
+	const char *group = held ? "reclaim-held" : "reclaim";
+	const char *got_group = held ? "reclaimed-held" : "reclaimed";
 	size_t len = (size_t)mb << 20;
 	double *t[2], *got[2];
 	char cg[128], why[160], req[32], extra[96], what[64];
@@ -287,12 +326,7 @@ static int reclaim_case(int runs, int methods)
 		}
 	}
 	if (no) {
-		char json[256];
-
-		printf("cow_pte: reclaim: SKIP: %s\n", no);
-		snprintf(json, sizeof(json), "\"group\":\"reclaim\",\"case\":\"unavailable\","
-			 "\"reason\":\"%s\"", no);
-		bench_json(json);
+		unavailable(group, no);
 		return 0;
 	}
 	for (m = 0; m < 2; m++) {
@@ -319,7 +353,7 @@ static int reclaim_case(int runs, int methods)
 			if (!pid) {
 				close(rdy[0]);
 				close(go[1]);
-				reclaim_worker(cg, len, cow, rdy[1], go[0]);
+				reclaim_worker(cg, len, cow, held, rdy[1], go[0]);
 			}
 			close(rdy[1]);
 			close(go[0]);
@@ -341,7 +375,10 @@ static int reclaim_case(int runs, int methods)
 				fprintf(stderr, "cow_pte: memory.reclaim: %s\n", strerror(-err));
 			close(go[1]);
 			close(rdy[0]);
-			waitpid(pid, &st, 0);
+			if (waitpid(pid, &st, 0) != pid || st) {
+				fprintf(stderr, "cow_pte: reclaim worker failed (status %#x)\n", st);
+				failed = 1;
+			}
 		}
 	}
 	rmdir(cg);
@@ -349,8 +386,8 @@ static int reclaim_case(int runs, int methods)
 		return 1;
 	/* Pairs first: bench_stats() sorts each side's values in place. */
 	if (methods == 2) {
-		pairs("reclaim", t[0], t[1], runs);
-		pairs("reclaimed", got[0], got[1], runs);
+		pairs(group, t[0], t[1], runs);
+		pairs(got_group, got[0], got[1], runs);
 	}
 	snprintf(extra, sizeof(extra), "\"mb\":%ld,\"children\":%ld", mb, children);
 	snprintf(what, sizeof(what), "%ld MiB", mb);
@@ -359,8 +396,88 @@ static int reclaim_case(int runs, int methods)
 		struct bench_stats s = bench_stats(t[m], runs);
 		struct bench_stats b = bench_stats(got[m], runs);
 
-		bench_result("reclaim", what, name, extra, "ms", &s);
-		bench_result("reclaimed", what, name, extra, "MiB", &b);
+		bench_result(group, what, name, extra, "ms", &s);
+		bench_result(got_group, what, name, extra, "MiB", &b);
+	}
+	return 0;
+}
+
+#define MPOL_MF_MOVE_ALL	(1 << 2)
+
+/* move_pages() of all @n pages of @pages to @node; how many went, or -1. */
+static long move_all(void **pages, int *nodes, int *status, long n, int node, int flags)
+{
+	long moved = 0;
+
+	for (long i = 0; i < n; i++)
+		nodes[i] = node;
+	if (syscall(SYS_move_pages, 0, n, pages, nodes, status, flags))
+		return -1;
+	for (long i = 0; i < n; i++)
+		moved += status[i] == node;
+	return moved;
+}
+
+/*
+ * The migrate case: per repetition, all pages to node 0 first, then a child that
+ * holds them (shared tables with COW), then the timed move of all to node 1.
+ */
+static int migrate_case(int runs, int methods)
+{
+	size_t len = (size_t)mb << 20;
+	long n = len / 4096, moved;
+	void **pages = calloc(n, sizeof(void *));
+	int *nodes = calloc(n, sizeof(int)), *status = calloc(n, sizeof(int));
+	double *t[2] = { calloc(runs, sizeof(double)), calloc(runs, sizeof(double)) };
+	char extra[64], what[64], *p;
+	int r, m;
+
+	if (access("/sys/devices/system/node/node1", F_OK)) {
+		unavailable("migrate", "one NUMA node");
+		return 0;
+	}
+	if (!n || !pages || !nodes || !status || !t[0] || !t[1])
+		return 1;
+	p = populate(len);
+	for (long i = 0; i < n; i++)
+		pages[i] = p + i * 4096;
+	for (r = 0; r < runs; r++) {
+		for (m = 0; m < methods; m++) {
+			int cow = methods == 1 ? 0 : (r & 1) ? !m : m;
+			int go[2], st;
+			double t0;
+			pid_t h;
+
+			if (cow_opt >= 0)
+				set_cow(cow);
+			if (move_all(pages, nodes, status, n, 0, 0) != n) {
+				fprintf(stderr, "cow_pte: migrate: cannot gather the pages on node 0\n");
+				return 1;
+			}
+			if (pipe(go) || (h = holder(go[0])) < 0)
+				return 1;
+			t0 = bench_ns();
+			moved = move_all(pages, nodes, status, n, 1, MPOL_MF_MOVE_ALL);
+			t[cow][r] = (bench_ns() - t0) / 1e6;
+			close(go[1]);
+			close(go[0]);
+			if (waitpid(h, &st, 0) != h || st || moved != n) {
+				fprintf(stderr, "cow_pte: migrate: %ld of %ld pages moved (%s)\n",
+					moved, n, moved < 0 ? strerror(errno) : "holder failed");
+				return 1;
+			}
+		}
+	}
+	if (cow_opt >= 0)
+		set_cow(0);
+	if (methods == 2)
+		pairs("migrate", t[0], t[1], runs);
+	snprintf(extra, sizeof(extra), "\"mb\":%ld", mb);
+	snprintf(what, sizeof(what), "%ld MiB", mb);
+	for (m = 0; m < methods; m++) {
+		struct bench_stats s = bench_stats(t[m], runs);
+
+		bench_result("migrate", what, m ? "cow_pte" : "plain", extra, "ms", &s);
 	}
 	return 0;
 }
@@ -377,8 +494,10 @@ int main(int argc, char **argv)
 	len = (size_t)mb << 20;
 	timing_mode();
 	settings();
-	if (!strcmp(bcase, "reclaim"))
-		return reclaim_case(runs, methods);
+	if (!strcmp(bcase, "reclaim") || !strcmp(bcase, "reclaim-held"))
+		return reclaim_case(runs, methods, !strcmp(bcase, "reclaim-held"));
+	if (!strcmp(bcase, "migrate"))
+		return migrate_case(runs, methods);
 	p = populate(len ? len : 4096);
 	if (!len)
 		munmap(p, 4096);
