@@ -244,16 +244,20 @@ static const char *reclaim_unavailable(size_t len, char *why, size_t sz)
 }
 
 /*
- * A child that holds its parent's memory, as it is after fork, until @go closes.
+ * A child that holds its parent's memory, as it is after fork, until @go closes;
+ * @wr, the write end of its pipe if this process has it, or -1.
  * -1 if fork failed, else its pid.
  */
-static pid_t holder(int go)
+static pid_t holder(int go, int wr)
 {
 	pid_t pid = fork();
 	char c;
 
-	if (!pid)
+	if (!pid) {
+		if (wr >= 0)
+			close(wr);
 		_exit(read(go, &c, 1) < 0);
+	}
 	return pid;
 }
 
@@ -285,7 +289,7 @@ static void reclaim_worker(const char *cg, size_t len, int cow, int held, int re
 		}
 		waitpid(pid, &st, 0);
 	}
-	if (held && (h = holder(go)) < 0)
+	if (held && (h = holder(go, -1)) < 0)
 		_exit(8);
 	if (write(ready, &c, 1) != 1)
 		_exit(6);
@@ -454,7 +458,7 @@ static int migrate_case(int runs, int methods)
 				fprintf(stderr, "cow_pte: migrate: cannot gather the pages on node 0\n");
 				return 1;
 			}
-			if (pipe(go) || (h = holder(go[0])) < 0)
+			if (pipe(go) || (h = holder(go[0], go[1])) < 0)
 				return 1;
 			t0 = bench_ns();
 			moved = move_all(pages, nodes, status, n, 1, MPOL_MF_MOVE_ALL);
