@@ -9,6 +9,7 @@ pkgs=(
 	build-essential bc bison flex libelf-dev libssl-dev dwarves ccache  # kernel build
 	cpio busybox-static file kmod xz-utils rsync                       # initramfs
 	qemu-system-x86                                                   # guest
+	curl                                                              # a pinned package the archive's index dropped
 	libcap-dev libnuma-dev                                            # mm selftests
 	clang                                                             # libFuzzer target
 	procps                                                            # pmap, for benchmarks

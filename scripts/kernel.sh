@@ -98,8 +98,18 @@ check_distro_pkg() {
 	[ "$(dpkg-query -W -f='${Version}' "$MMEXT_DISTRO_PKG" 2>/dev/null || true)" = "$MMEXT_DISTRO_VERSION" ] &&
 		[ -f "$MMEXT_DISTRO_CONFIG" ] && return 0
 	say "installing $MMEXT_DISTRO_PKG=$MMEXT_DISTRO_VERSION"
-	apt-get install -y --allow-downgrades "$MMEXT_DISTRO_PKG=$MMEXT_DISTRO_VERSION" >&2 ||
+	apt-get install -y --allow-downgrades "$MMEXT_DISTRO_PKG=$MMEXT_DISTRO_VERSION" >&2 && return 0
+	# The archive's index drops a build before its pool does: the pinned file, by hash.
+	[ -n "${MMEXT_DISTRO_DEB:-}" ] ||
 		die "$MMEXT_DISTRO_PKG $MMEXT_DISTRO_VERSION cannot be installed; it moves with the source pin"
+	local deb=$BASE_BUILD/${MMEXT_DISTRO_DEB##*/}
+	say "not in the archive's index: fetching $MMEXT_DISTRO_DEB"
+	mkdir -p "$BASE_BUILD"
+	curl -fsSL -o "$deb" "$MMEXT_DISTRO_DEB" ||
+		die "$MMEXT_DISTRO_DEB is gone too: move the pin in $QUEUE_DIR/base.conf"
+	echo "$MMEXT_DISTRO_DEB_SHA256  $deb" | sha256sum -c --quiet ||
+		die "$deb does not have the hash $QUEUE_DIR/base.conf pins"
+	dpkg -i "$deb" >&2 || die "dpkg could not install $deb"
 }
 
 queue_patches() {
