@@ -7,15 +7,16 @@
 #include "internal.h"
 
 /*
- * The prctl option comes only from the kernel's marker file: a number chosen now
- * could mean something else on a later upstream kernel.
+ * The prctl option comes only from the kernel's markers: a number no marker vouches
+ * for could mean something else on another kernel.
  */
 static int cow_pte_option(long *opt)
 {
+	const char *detail;
 	int ret = mmext__need(MMEXT_FEAT_COW_PTE);
 
 	if (!ret)
-		ret = mmext__read_marker(MMEXT_COW_PTE_SYSFS, opt);
+		ret = mmext__cow_pte_option(opt, &detail);
 	/* A marker gone or changed since the probe: as if there never was one. */
 	return ret == -ENOENT || ret == -EINVAL ? -EOPNOTSUPP : ret;
 }

@@ -154,6 +154,18 @@ void mmext__vma_classify(struct mmext_vma *v);
  */
 int mmext__refpage_nr(long *nr, const char **detail);
 
+/* PR_COW_PTE in the mainline series' <linux/prctl.h>. */
+#define MMEXT__PR_COW_PTE_MAINLINE	82
+
+/*
+ * The COW page-table prctl option of the running kernel, from its markers, as
+ * mmext__refpage_nr() finds the system call: the 6.12 backport's published option, or
+ * the mainline series' PR_COW_PTE when only MMEXT_COW_PTE_ENABLED_SYSFS is there. 0
+ * with *opt set, or -errno (-ENOENT without either marker, -EINVAL for a malformed
+ * one); *detail says which.
+ */
+int mmext__cow_pte_option(long *opt, const char **detail);
+
 /* 1 when mmext_probe() says feature f is available. */
 bool mmext__have(enum mmext_feature f);
 

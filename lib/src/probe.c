@@ -76,8 +76,8 @@ static void probe_anon_name(struct mmext_feature_status *st, bool shared)
 	}
 }
 
-/* Features only the mmext patches provide: present exactly when their marker is. */
-static void probe_marker(struct mmext_feature_status *st, const char *path, bool want_one,
+/* A feature only an mmext patch provides, with a switch for a marker: available at 1. */
+static void probe_marker(struct mmext_feature_status *st, const char *path,
 			 const char *what)
 {
 	long v;
@@ -89,7 +89,7 @@ static void probe_marker(struct mmext_feature_status *st, const char *path, bool
 		set(st, EINVAL, "the mmext marker file has an unexpected format");
 	else if (ret)
 		set(st, -ret, "the mmext marker file cannot be read");
-	else if (want_one && v != 1)
+	else if (v != 1)
 		set(st, EOPNOTSUPP, "present in the kernel but disabled");
 	else
 		set(st, 0, "provided by the mmext kernel patch");
@@ -151,6 +151,61 @@ int mmext__refpage_nr(long *nr, const char **detail)
 	*detail = "refpage_create() of the mainline series (its system call table number)";
 	*nr = MMEXT__NR_REFPAGE_MAINLINE;
 	return 0;
+}
+
+#define COW_PTE_ABSENT "no COW page tables: not in any released kernel; needs the mmext " \
+	"cow_pte patch (markers " MMEXT_COW_PTE_SYSFS " or " MMEXT_COW_PTE_ENABLED_SYSFS ")"
+
+/*
+ * The backport publishes its option in MMEXT_COW_PTE_SYSFS; the mainline series has
+ * PR_COW_PTE and only MMEXT_COW_PTE_ENABLED_SYSFS, which the backport has too. A
+ * backport marker that cannot be read or parsed stops here: option 82 may be another
+ * prctl on that kernel.
+ */
+int mmext__cow_pte_option(long *opt, const char **detail)
+{
+	long v;
+	int ret = mmext__read_marker(MMEXT_COW_PTE_SYSFS, &v);
+
+	if (!ret) {
+		*detail = "COW page tables of the mmext 6.12 backport (prctl option from "
+			  MMEXT_COW_PTE_SYSFS ")";
+		*opt = v;
+		return 0;
+	}
+	if (ret == -EINVAL) {
+		*detail = "the mmext marker " MMEXT_COW_PTE_SYSFS " has an unexpected format";
+		return ret;
+	}
+	if (ret != -ENOENT && ret != -ENOTDIR) {
+		*detail = "the mmext marker " MMEXT_COW_PTE_SYSFS " cannot be read";
+		return ret;
+	}
+	ret = mmext__read_marker(MMEXT_COW_PTE_ENABLED_SYSFS, &v);
+	if (ret == -ENOENT || ret == -ENOTDIR) {
+		*detail = COW_PTE_ABSENT;
+		return -ENOENT;
+	}
+	if (ret == -EINVAL || (!ret && v > 2)) {
+		*detail = "the mmext marker " MMEXT_COW_PTE_ENABLED_SYSFS " has an unexpected format";
+		return -EINVAL;
+	}
+	if (ret) {
+		*detail = "the mmext marker " MMEXT_COW_PTE_ENABLED_SYSFS " cannot be read";
+		return ret;
+	}
+	*detail = "PR_COW_PTE of the mainline series";
+	*opt = MMEXT__PR_COW_PTE_MAINLINE;
+	return 0;
+}
+
+static void probe_cow_pte(struct mmext_feature_status *st)
+{
+	const char *detail;
+	long opt;
+	int ret = mmext__cow_pte_option(&opt, &detail);
+
+	set(st, -ret, detail);
 }
 
 static void probe_refpage(struct mmext_feature_status *st)
@@ -304,14 +359,12 @@ static void probe_one(enum mmext_feature f, struct mmext_feature_status *st)
 		probe_refpage(st);
 		break;
 	case MMEXT_FEAT_MAPS_LOCKLESS:
-		probe_marker(st, MMEXT_MAPS_LOCKLESS_SYSFS, true,
+		probe_marker(st, MMEXT_MAPS_LOCKLESS_SYSFS,
 			     "maps read under mmap_lock: needs the mmext lockless-maps patch "
 			     "(marker " MMEXT_MAPS_LOCKLESS_SYSFS ")");
 		break;
 	case MMEXT_FEAT_COW_PTE:
-		probe_marker(st, MMEXT_COW_PTE_SYSFS, false,
-			     "no COW page tables: not in any released kernel; needs the mmext "
-			     "cow_pte patch (marker " MMEXT_COW_PTE_SYSFS ")");
+		probe_cow_pte(st);
 		break;
 	case MMEXT_FEAT_WRITEWATCH:
 		probe_writewatch(st);

@@ -468,6 +468,8 @@ static int cowpte_main(void)
 		if (fscanf(f, "%ld", &opt) != 1)
 			opt = -1;
 		fclose(f);
+	} else if (!access("/sys/kernel/mm/cow_pte/enabled", F_OK)) {
+		opt = 82;	/* the mainline series' PR_COW_PTE */
 	}
 	if (opt >= 0)
 		on = prctl(opt, 2, 0, 0, 0);

@@ -95,6 +95,11 @@ TEST(patch_features_follow_their_markers)
 			TH_LOG("%s present: %s", MMEXT_REFPAGE_PAGES_SYSFS, st.detail);
 			continue;
 		}
+		/* So do COW page tables: the switch of both forms. */
+		if (m[i].f == MMEXT_FEAT_COW_PTE && !access(MMEXT_COW_PTE_ENABLED_SYSFS, F_OK)) {
+			TH_LOG("%s present: %s", MMEXT_COW_PTE_ENABLED_SYSFS, st.detail);
+			continue;
+		}
 		if (access(m[i].path, F_OK)) {
 			EXPECT_EQ(0, st.available);
 			EXPECT_EQ(ENOENT, st.reason);
@@ -651,5 +656,127 @@ REFPAGE_CASE(empty_syscall_nr, "", NULL, EINVAL, -1, -EOPNOTSUPP)
 /* A malformed page count without the backport marker: no number either. */
 REFPAGE_CASE(bad_pages, NULL, "many\n", EINVAL, -1, -EOPNOTSUPP)
 REFPAGE_CASE(huge_pages, NULL, "99999999999\n", EINVAL, -1, -EOPNOTSUPP)
+
+/* The library's reading of the COW page-table markers, linked statically. */
+int mmext__cow_pte_option(long *opt, const char **detail);
+
+#define BACKPORT_OPT	0x434f5750	/* what 6.12's prctl_option says */
+#define MAINLINE_OPT	82		/* PR_COW_PTE in the 7.3 series */
+
+/* Stand the COW page-table markers in, as t_refpage_markers() does. */
+static int t_cow_pte_markers(const char *option, const char *enabled)
+{
+	const char *path[2] = { MMEXT_COW_PTE_SYSFS, MMEXT_COW_PTE_ENABLED_SYSFS };
+	const char *text[2] = { option, enabled };
+	int i, fd;
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("mmext-test", "/sys/kernel/mm", "tmpfs", 0, NULL) ||
+	    mkdir("/sys/kernel/mm/cow_pte", 0755))
+		return -1;
+	for (i = 0; i < 2; i++) {
+		if (!text[i])
+			continue;
+		fd = open(path[i], O_WRONLY | O_CREAT | O_EXCL, 0444);
+		if (fd < 0 || write(fd, text[i], strlen(text[i])) != (ssize_t)strlen(text[i]))
+			return -1;
+		close(fd);
+	}
+	mmext_probe_reset();
+	return 0;
+}
+
+/* A seccomp filter under which prctl option a fails with ENOTUNIQ and b with EXFULL. */
+static int t_trap_prctl(unsigned int a, unsigned int b)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_prctl, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, a, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, b, 3, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOTUNIQ),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EXFULL),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) ? -1 : 0;
+}
+
+/*
+ * What the library makes of one set of COW page-table markers: the probe's reason,
+ * the option it would use, and which option mmext_cow_pte_get() really issues: the
+ * one answered ENOTUNIQ (the backport's), EXFULL (the mainline series') or none.
+ */
+struct cow_pte_case {
+	const char *option, *enabled;
+	int want_reason;
+	long want_opt;
+	int want_get;
+};
+
+static int cow_pte_case_child(void *arg)
+{
+	const struct cow_pte_case *c = arg;
+	struct mmext_feature_status st;
+	const char *detail = NULL;
+	long opt = -1;
+	int ret;
+
+	if (t_cow_pte_markers(c->option, c->enabled))
+		return T_NO_STANDIN;
+	if (mmext_probe(MMEXT_FEAT_COW_PTE, &st))
+		return 2;
+	if (st.reason != c->want_reason || st.available != !c->want_reason) {
+		fprintf(stderr, "#      probe: reason %d, want %d (%s)\n", st.reason,
+			c->want_reason, st.detail);
+		return 3;
+	}
+	ret = mmext__cow_pte_option(&opt, &detail);
+	if (ret != -c->want_reason || !detail || strcmp(detail, st.detail))
+		return 4;
+	if (!ret && opt != c->want_opt) {
+		fprintf(stderr, "#      option %ld, want %ld\n", opt, c->want_opt);
+		return 5;
+	}
+	if (t_trap_prctl(BACKPORT_OPT, MAINLINE_OPT)) {
+		fprintf(stderr, "#      no seccomp filter (%s): which option is issued "
+			"is not checked\n", strerror(errno));
+		return 0;
+	}
+	ret = mmext_cow_pte_get();
+	if (ret != c->want_get) {
+		fprintf(stderr, "#      mmext_cow_pte_get(): %d, want %d\n", ret, c->want_get);
+		return 7;
+	}
+	return 0;
+}
+
+#define COW_PTE_CASE(name, option_file, enabled_file, reason, opt, get)	\
+	TEST(cow_pte_markers_##name)						\
+	{									\
+		struct cow_pte_case c = { option_file, enabled_file, reason, opt, get };\
+										\
+		T_EXPECT_CHILD_OK(t_child_status(cow_pte_case_child, &c),	\
+				  "cannot stand the markers in (needs root and mount " \
+				  "namespaces)");				\
+	}
+
+/* The 6.12 backport: its published option wins over PR_COW_PTE. */
+COW_PTE_CASE(backport, "1129273168\n", "2\n", 0, BACKPORT_OPT, -ENOTUNIQ)
+/* Mainline: the switch alone vouches for PR_COW_PTE. */
+COW_PTE_CASE(mainline, NULL, "0\n", 0, MAINLINE_OPT, -EXFULL)
+/* Neither marker: nothing is issued. */
+COW_PTE_CASE(none, NULL, NULL, ENOENT, -1, -EOPNOTSUPP)
+/* A malformed backport marker: option 82 may be another prctl there, so none is tried. */
+COW_PTE_CASE(bad_option, "cow\n", "2\n", EINVAL, -1, -EOPNOTSUPP)
+/* A malformed switch without the backport marker: no option either. */
+COW_PTE_CASE(bad_enabled, NULL, "on\n", EINVAL, -1, -EOPNOTSUPP)
+COW_PTE_CASE(enabled_out_of_range, NULL, "3\n", EINVAL, -1, -EOPNOTSUPP)
 
 TEST_HARNESS_MAIN

@@ -43,6 +43,12 @@ extern "C" {
  * 0 off, 2 returns the current state (protocol provisional too).
  */
 #define MMEXT_COW_PTE_SYSFS	"/sys/kernel/mm/cow_pte/prctl_option"
+/*
+ * Who may turn COW page tables on (0-2), on both forms. Without MMEXT_COW_PTE_SYSFS it
+ * marks the mainline series, whose PR_COW_PTE is a <linux/prctl.h> number the library
+ * knows.
+ */
+#define MMEXT_COW_PTE_ENABLED_SYSFS "/sys/kernel/mm/cow_pte/enabled"
 
 enum mmext_feature {
 	MMEXT_FEAT_ANON_NAME = 0,	/* prctl(PR_SET_VMA_ANON_NAME), private anon */
