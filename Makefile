@@ -35,6 +35,14 @@ kernel:
 	scripts/kernel.sh build stock
 	scripts/kernel.sh build patched
 
+# Debian packages of the patched kernel, linux-image and linux-headers, from Debian's
+# configuration with its modules (hours); DEB_CONFIG=test packages the test configuration
+# (minutes). Where they are and what they hold: docs/install.md.
+kernel-deb:
+	scripts/deps.sh
+	scripts/kernel.sh prepare
+	scripts/kernel.sh deb
+
 # The queue of the base MMEXT_BASE names (default 6.12): kernel/<base>/ <-> build/linux
 # (build/<base>/linux for another base), e.g. make export-queue MMEXT_BASE=7.3.
 export-queue:
@@ -66,4 +74,4 @@ clean:
 	$(MAKE) -C tests clean
 	$(MAKE) -C cli clean
 
-.PHONY: all demo check bench cli tests kernel export-queue import-queue upstream install uninstall clean
+.PHONY: all demo check bench cli tests kernel kernel-deb export-queue import-queue upstream install uninstall clean

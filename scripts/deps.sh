@@ -19,7 +19,7 @@ pkgs=(
 	stress-ng trinity psmisc                                          # distro tier's guest
 	mmdebstrap e2fsprogs                                              # Debian guest root (mkrootfs.sh)
 	afl++                                                             # afl-cc, real programs bench
-	dpkg-dev debhelper fakeroot lintian pkg-config                    # packages and their test
+	dpkg-dev debhelper fakeroot lintian pkg-config                    # packages (the kernel's too) and their test
 	abigail-tools                                                     # abidiff, the ABI check
 )
 missing=()

@@ -24,6 +24,15 @@
 #   kernel.sh outdir VARIANT   print the build directory of VARIANT (as DEBUG, BENCH, FUZZ,
 #                              KCSAN select: build/out/VARIANT[-distro][-debug|-bench|...])
 #   kernel.sh image VARIANT    print the path of VARIANT's bzImage in that directory
+#   kernel.sh deb              Debian packages of the patched kernel (the kernel's bindeb-pkg):
+#                              linux-image-RELEASE and linux-headers-RELEASE, package version
+#                              KVER-mmextN, RELEASE KVER-mmextN-amd64 (N: DEB_REVISION, 1),
+#                              in build/out/patched-distro-deb/. Debian's configuration with
+#                              its modules, plus distro.config, patched.config and deb.config.
+#                              DEB_CONFIG=test packages the test configuration instead
+#                              (base, checks, patched and deb-test.config; RELEASE
+#                              KVER-mmextN-tiny) in build/out/patched-deb/: minutes, not hours
+#   kernel.sh debdir           print the directory of DEB_CONFIG's packages
 # A base's queue is kernel/<base>/ (series, patches/, config/ beside the shared
 # kernel/config/). Paths are the default base's; another base works in build/<base>/
 # (scripts/lib.sh: base_build). scripts/lib.sh alone maps a variant to its directory (variant_dir): programs
@@ -238,6 +247,9 @@ cmd_export() {
 config_frags() {
 	local f list="base checks patched debug bench fuzz kcsan"
 	case $1 in *-distro*) list="distro patched"; [ "${DEBUG:-0}" = 1 ] && list="$list checks debug" ;; esac
+	# Packages (cmd_deb): module signing for Debian's configuration, what systemd needs
+	# for the test configuration.
+	case $1 in *-distro-deb) list="$list deb" ;; *-deb) list="$list deb-test" ;; esac
 	for f in $list; do
 		case $f in
 		patched)
@@ -247,6 +259,7 @@ config_frags() {
 		# The fuzzing kernel is the debug kernel plus fuzz.config.
 		debug) case $1 in *-debug|*-fuzz) ;; *) continue ;; esac ;;
 		bench|fuzz|kcsan) case $1 in *-$f) ;; *) continue ;; esac ;;
+		deb|deb-test) ;;
 		esac
 		echo "$CONFIG_DIR/$f.config"
 		[ ! -f "$QUEUE_DIR/config/$f.config" ] || echo "$QUEUE_DIR/config/$f.config"
@@ -256,13 +269,16 @@ config_frags() {
 
 # start_config VARIANT SRC OUT: the configuration the fragments are merged onto: tinyconfig,
 # or for -distro Debian's (linux-config-<version>, pinned with the source) with every
-# module turned off.
+# module turned off, except in a package (-distro-deb), which keeps Debian's modules.
 start_config() {
 	case $1 in
 	*-distro*)
 		[ -n "${MMEXT_DISTRO_CONFIG:-}" ] || die "base $MMEXT_BASE has no distribution configuration (MMEXT_DISTRO_CONFIG in its base.conf)"
 		check_distro_pkg
-		xzcat "$MMEXT_DISTRO_CONFIG" | sed -E 's/^(CONFIG_[A-Za-z0-9_]+)=m$/# \1 is not set/' > "$3/.config"
+		case $1 in
+		*-deb) xzcat "$MMEXT_DISTRO_CONFIG" > "$3/.config" ;;
+		*) xzcat "$MMEXT_DISTRO_CONFIG" | sed -E 's/^(CONFIG_[A-Za-z0-9_]+)=m$/# \1 is not set/' > "$3/.config" ;;
+		esac
 		;;
 	*) make_k "$2" "$3" tinyconfig >/dev/null ;;
 	esac
@@ -292,12 +308,17 @@ make_k() {
 
 # configure VARIANT: (re)write the variant's .config when its fragments changed.
 cmd_config() {
-	local v src out h
+	local v src
 	v=$(variant_name "${1:?variant}")
 	src=$(variant_src "$v")
-	out=$(variant_dir "$1")
 	[ -d "$src" ] || die "$src missing: run 'scripts/kernel.sh prepare'"
 	[ "$src" = "$KSTOCK" ] || sync_tree
+	configure "$v" "$src" "$(variant_dir "$1")"
+}
+
+# configure VARIANT SRC OUT
+configure() {
+	local v=$1 src=$2 out=$3 h
 	mkdir -p "$out"
 	h=$( { cat $(config_frags "$v"); case $v in *-distro*) echo "$MMEXT_DISTRO_CONFIG $MMEXT_DISTRO_VERSION" ;; esac; } |
 		sha256sum | cut -c1-16)
@@ -389,11 +410,83 @@ cmd_selftests() {
 	done
 }
 
+# Debian packages with the kernel's own bindeb-pkg: it makes the linux-image and
+# linux-headers packages Debian's /etc/kernel hooks (initramfs-tools, GRUB) act on, and
+# needs no second copy of the tree; Debian's linux source package would rebuild every
+# flavour and its signed-image templates. Objects in OUT/obj, packages beside them.
+deb_variant() {
+	case ${DEB_CONFIG:-debian} in
+	debian) echo patched-distro-deb amd64 ;;
+	# Not "test": GRUB sorts a release with -test in it before the same one without.
+	test) echo patched-deb tiny ;;
+	*) die "DEB_CONFIG is debian or test, not '$DEB_CONFIG'" ;;
+	esac
+}
+cmd_debdir() { local v; v=$(deb_variant) && echo "$KOUT/${v% *}"; }
+
+cmd_deb() {
+	local v out obj lock kver rel pkgver rev=${DEB_REVISION:-1} flavour t0=$SECONDS
+	v=$(deb_variant) || exit 1
+	flavour=${v#* } v=${v% *}
+	case $rev in *[!0-9]*|'') die "DEB_REVISION is a number, not '$rev'" ;; esac
+	# dpkg-buildpackage runs without its build-dependency check: the control file asks for
+	# gcc-x86-64-linux-gnu, which Debian 12 does not have (its gcc is that compiler).
+	local p missing=()
+	for p in dpkg-dev debhelper bc bison flex cpio kmod libelf-dev libssl-dev rsync; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+	done
+	[ ${#missing[@]} = 0 ] || die "building the packages needs ${missing[*]}: run scripts/deps.sh"
+	export CCACHE_BASEDIR=$MMEXT_BUILD CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+	# Only the fragments' suffixes choose the configuration, not DEBUG and the like.
+	export DEBUG=0
+	out=$KOUT/$v obj=$KOUT/$v/obj
+	mkdir -p "$out"
+	exec {lock}>"$out.lock"
+	if ! flock -n "$lock"; then
+		say "waiting for another build in $out"
+		flock "$lock"
+	fi
+	[ -d "$KTREE" ] || die "$KTREE missing: run 'scripts/kernel.sh prepare'"
+	sync_tree
+	configure "$v" "$KTREE" "$obj"
+	kver=$(make_k "$KTREE" "$obj" kernelversion)
+	# The base's version, ours (mmextN), the configuration: Debian's own kernel of this
+	# source is 6.12.N+deb12-amd64, package 6.12.N-1~deb12u1. mmextN sorts after
+	# 1~deb12u1, and the release after Debian's as GRUB compares them (dpkg's order).
+	pkgver=$kver-mmext$rev
+	rel=$pkgver-$flavour
+	# Packaging again takes minutes even when nothing changed: skip it when the tree
+	# (commits and edits), the configuration and this script are those of the packages.
+	local stamp
+	stamp=$( { git_k rev-parse HEAD; git_k diff HEAD; cat "$obj/.mmext-config" "$0"; echo "$rel"; } |
+		sha256sum | cut -c1-16)
+	if [ "$(cat "$out/.mmext-deb" 2>/dev/null)" = "$stamp" ] &&
+	   ls "$out"/linux-image-"$rel"_*.deb "$out"/linux-headers-"$rel"_*.deb > /dev/null 2>&1; then
+		say "packages of $rel are current: $out"
+		return 0
+	fi
+	rm -f "$out"/*.deb "$out"/*.buildinfo "$out"/*.changes "$out/.mmext-deb"
+	say "building Debian packages of $rel in $out"
+	make_k "$KTREE" "$obj" LOCALVERSION="-mmext$rev-$flavour" KDEB_PKGVERSION="$pkgver" \
+		KDEB_SOURCENAME=linux-mmext KDEB_CHANGELOG_DIST=bookworm \
+		DEBFULLNAME="mmext maintainers" DEBEMAIL=maintainers@mmext.invalid \
+		DPKG_FLAGS=-d bindeb-pkg > "$out/build.log" 2>&1 ||
+		{ tail -n 30 "$out/build.log" >&2; die "bindeb-pkg failed ($out/build.log)"; }
+	# linux-libc-dev would replace Debian 12's own (the 6.1 headers its glibc is built
+	# against); libmmext-dev carries the definitions our programs need.
+	rm -f "$out"/linux-libc-dev_*.deb
+	ls "$out"/linux-image-"$rel"_*.deb "$out"/linux-headers-"$rel"_*.deb > /dev/null ||
+		die "bindeb-pkg made no linux-image or linux-headers package for $rel"
+	echo "$stamp" > "$out/.mmext-deb"
+	say "built $(cd "$out" && ls -- *.deb | xargs) in $((SECONDS - t0)) s"
+	exec {lock}>&-
+}
+
 cmd_outdir() { variant_dir "${1:?variant}"; }
 cmd_image() { variant_image "${1:?variant}"; }
 
 case ${1:-} in
-prepare|import|export|config|build|each|selftests|outdir|image) c=$1; shift; "cmd_$c" "$@" ;;
+prepare|import|export|config|build|each|selftests|outdir|image|deb|debdir) c=$1; shift; "cmd_$c" "$@" ;;
 -h|--help) usage 0 ;;
 *) usage ;;
 esac

@@ -6,13 +6,16 @@
 # The image is cached in build/rootfs/ under a hash of the package list and this
 # script: rebuilt only when one of them changes. Prints the image's path.
 #
-#   mkrootfs.sh [-f] [--syzkaller]
+#   mkrootfs.sh [-f] [--syzkaller | --systemd]
 #   mkrootfs.sh -h      this text
 #
 # -f rebuilds even when the cached image is current. --syzkaller builds the image
 # syz-manager's qemu VMs boot instead (tests/syzkaller/): the same packages plus
 # openssh-server, busybox's init running tests/syzkaller/guest-rc and sshd, and root's
-# login by the key build/rootfs/syzkaller.key (generated once).
+# login by the key build/rootfs/syzkaller.key (generated once). --systemd builds the
+# root a user's Debian 12 has, for the installed tier (tests/installed/): the essential
+# set, apt, systemd as init, udev, dbus and initramfs-tools (not the list), as a tar
+# archive (the tier installs packages into it before making its disk).
 # Needs root and mmdebstrap (scripts/deps.sh). scripts/vm.sh --rootfs boots the plain one.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -23,6 +26,7 @@ while [ $# -gt 0 ]; do
 	-h|--help) usage 0 ;;
 	-f) force=1 ;;
 	--syzkaller) flavour=syzkaller ;;
+	--systemd) flavour=systemd ;;
 	*) usage ;;
 	esac
 	shift
@@ -30,7 +34,13 @@ done
 
 list=$MMEXT_ROOT/scripts/rootfs-packages.txt
 dir=$MMEXT_BUILD/rootfs
-extra=() hooks=()
+extra=() hooks=() ext=ext2
+if [ $flavour = systemd ]; then
+	ext=tar
+	# A user's system, not the benchmarks' programs: the list is left out.
+	list=/dev/null
+	extra=(apt passwd e2fsprogs procps systemd systemd-sysv udev dbus libpam-systemd initramfs-tools zstd)
+fi
 if [ $flavour = syzkaller ]; then
 	rc=$MMEXT_ROOT/tests/syzkaller/guest-rc
 	key=$dir/syzkaller.key
@@ -44,7 +54,7 @@ if [ $flavour = syzkaller ]; then
 	       --customize-hook="printf '%s\\n' '::sysinit:/etc/mmext-rc' '::respawn:/usr/sbin/sshd -D -e' '::ctrlaltdel:/sbin/reboot' > \"\$1/etc/inittab\"")
 fi
 hash=$(cat "$list" "$0" ${rc:+"$rc" "$key.pub"} | sha256sum | cut -c1-16)
-img=$dir/$flavour-$hash.ext2
+img=$dir/$flavour-$hash.$ext
 if [ -f "$img" ] && [ $force = 0 ]; then
 	echo "$img"
 	exit 0
@@ -52,7 +62,7 @@ fi
 command -v mmdebstrap > /dev/null || die "mmdebstrap missing: run scripts/deps.sh"
 [ "$(id -u)" = 0 ] || die "building the root filesystem needs root (dpkg in a chroot)"
 
-pkgs=$(sed -e 's/#.*//' "$list" | xargs | tr ' ' ,)${extra:+,${extra[*]}}
+pkgs=$(sed -e 's/#.*//' "$list" | xargs) pkgs=$(echo $pkgs "${extra[@]}" | tr ' ' ,)
 # The host's enabled Debian 12 sources: the same archive and security updates.
 sources=()
 for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
@@ -78,8 +88,12 @@ mmdebstrap --mode=root --variant=essential --include="$pkgs" \
 used_mb=$(du -sm "$tree" | cut -f1)
 size_mb=$((used_mb * 5 / 4 + 2048))
 rm -f "$img.tmp"
-mke2fs -q -t ext2 -L mmext-root -d "$tree" "$img.tmp" "${size_mb}M" >&2
-rm -f "$dir/$flavour"-*.ext2
+if [ $ext = tar ]; then
+	tar -C "$tree" --numeric-owner --xattrs -cf "$img.tmp" .
+else
+	mke2fs -q -t ext2 -L mmext-root -d "$tree" "$img.tmp" "${size_mb}M" >&2
+fi
+rm -f "$dir/$flavour"-*."$ext"
 mv "$img.tmp" "$img"
 say "built $img in $((SECONDS - t0)) s: $used_mb MiB of files, ${size_mb} MiB image," \
     "$(du -sm "$img" | cut -f1) MiB on disk"

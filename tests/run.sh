@@ -24,6 +24,9 @@
 #           (4: migration's tests want 3 or more); guest.sh's variables
 #           (VMTESTS_CATEGORIES, VMTESTS_TIMEOUT, STRESS_SECONDS, TRINITY_SECONDS,
 #           UAPI_FUZZ_SECONDS) reach the guest
+#   installed  (not by default) the kernel's and the library's Debian packages installed
+#           with apt in a Debian 12 root, booted with systemd, checked, then purged
+#           (tests/installed/run.sh; DEB_CONFIG=test packages the test configuration)
 # A selftest that passes in selftests-baseline.txt (stock's results) must pass everywhere;
 # one that fails there too is reported as a known failure and counted as skipped, unless
 # selftests-fixed.txt names it: a stock bug our queue fixes, so it must pass on patched,

@@ -16,7 +16,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUN_SH = os.path.join(ROOT, "tests", "run.sh")
 DEFAULT_TIERS = "lint host host-asan fuzz stock patched"
 HOST_TIERS = ("lint", "host", "host-asan", "fuzz")
-OTHER_TIERS = ("kcsan", "syzkaller", "mainline")
+OTHER_TIERS = ("kcsan", "syzkaller", "mainline", "installed")
 DISTRO_PARTS = "proc vmtests stress fuzz trinity"
 # The guest script's variables that reach a distro guest.
 DISTRO_GUEST_VARS = ("VMTESTS_CATEGORIES", "VMTESTS_TIMEOUT", "STRESS_SECONDS",
@@ -474,7 +474,7 @@ class Run:
             self.guest(tier, t, cmd, out, vm_args)
         elif t:
             return self.distro(tier, t, out)
-        elif tier in ("kcsan", "syzkaller"):
+        elif tier in ("kcsan", "syzkaller", "installed"):
             # Their own runners build their kernels and print RESULT lines.
             rc = self.tee([self.script("tests", tier, "run.sh")], out,
                           stderr=subprocess.STDOUT)

@@ -143,7 +143,7 @@ class TargetTest(unittest.TestCase):
         self.assertEqual(runner.expand_tiers(" lint distro  stock"),
                          ["lint", "stock-distro", "patched-distro",
                           "patched-distro-cow-all", "stock"])
-        for t in runner.DEFAULT_TIERS.split() + ["mainline", "kcsan", "syzkaller",
+        for t in runner.DEFAULT_TIERS.split() + ["mainline", "kcsan", "syzkaller", "installed",
                                                  "patched-cow-all", "patched-distro-cow-all"]:
             self.assertTrue(runner.is_tier(t), t)
         self.assertFalse(runner.is_tier("hosts"))
