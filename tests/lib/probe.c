@@ -521,19 +521,16 @@ int mmext__refpage_nr(long *nr, const char **detail);
 #define MAINLINE_NR	473	/* the 7.3 series' number on x86-64 */
 
 /*
- * Stand the refpage markers in (a tmpfs over /sys/kernel/mm in a private mount
- * namespace): each file with the given contents, or left out for NULL. For a child
- * process; needs root. 0, or -1.
+ * Stand two marker files of DIR (under /sys/kernel/mm) in, in a tmpfs over
+ * /sys/kernel/mm in a private mount namespace: each with its text, or left out for
+ * NULL. For a child process; needs root. 0, or -1.
  */
-static int t_refpage_markers(const char *syscall_nr, const char *pages)
+static int t_markers(const char *dir, const char *const path[2], const char *const text[2])
 {
-	const char *path[2] = { MMEXT_REFPAGE_SYSFS, MMEXT_REFPAGE_PAGES_SYSFS };
-	const char *text[2] = { syscall_nr, pages };
 	int i, fd;
 
 	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-	    mount("mmext-test", "/sys/kernel/mm", "tmpfs", 0, NULL) ||
-	    mkdir("/sys/kernel/mm/refpage", 0755))
+	    mount("mmext-test", "/sys/kernel/mm", "tmpfs", 0, NULL) || mkdir(dir, 0755))
 		return -1;
 	for (i = 0; i < 2; i++) {
 		if (!text[i])
@@ -545,6 +542,25 @@ static int t_refpage_markers(const char *syscall_nr, const char *pages)
 	}
 	mmext_probe_reset();
 	return 0;
+}
+
+/* The refpage markers: the backport's number and the page count. */
+static int t_refpage_markers(const char *syscall_nr, const char *pages)
+{
+	const char *const path[2] = { MMEXT_REFPAGE_SYSFS, MMEXT_REFPAGE_PAGES_SYSFS };
+	const char *const text[2] = { syscall_nr, pages };
+
+	return t_markers("/sys/kernel/mm/refpage", path, text);
+}
+
+/* Install seccomp filter f of len instructions: 0, or -1. */
+static int t_seccomp(struct sock_filter *f, unsigned short len)
+{
+	struct sock_fprog prog = { .len = len, .filter = f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) ? -1 : 0;
 }
 
 /*
@@ -563,11 +579,8 @@ static int t_trap_numbers(long a, long b)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EXFULL),
 	};
-	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
 
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		return -1;
-	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) ? -1 : 0;
+	return t_seccomp(f, sizeof(f) / sizeof(f[0]));
 }
 
 /*
@@ -663,27 +676,13 @@ int mmext__cow_pte_option(long *opt, const char **detail);
 #define BACKPORT_OPT	0x434f5750	/* what 6.12's prctl_option says */
 #define MAINLINE_OPT	82		/* PR_COW_PTE in the 7.3 series */
 
-/* Stand the COW page-table markers in, as t_refpage_markers() does. */
+/* The COW page-table markers: the backport's option and the switch. */
 static int t_cow_pte_markers(const char *option, const char *enabled)
 {
-	const char *path[2] = { MMEXT_COW_PTE_SYSFS, MMEXT_COW_PTE_ENABLED_SYSFS };
-	const char *text[2] = { option, enabled };
-	int i, fd;
+	const char *const path[2] = { MMEXT_COW_PTE_SYSFS, MMEXT_COW_PTE_ENABLED_SYSFS };
+	const char *const text[2] = { option, enabled };
 
-	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-	    mount("mmext-test", "/sys/kernel/mm", "tmpfs", 0, NULL) ||
-	    mkdir("/sys/kernel/mm/cow_pte", 0755))
-		return -1;
-	for (i = 0; i < 2; i++) {
-		if (!text[i])
-			continue;
-		fd = open(path[i], O_WRONLY | O_CREAT | O_EXCL, 0444);
-		if (fd < 0 || write(fd, text[i], strlen(text[i])) != (ssize_t)strlen(text[i]))
-			return -1;
-		close(fd);
-	}
-	mmext_probe_reset();
-	return 0;
+	return t_markers("/sys/kernel/mm/cow_pte", path, text);
 }
 
 /* A seccomp filter under which prctl option a fails with ENOTUNIQ and b with EXFULL. */
@@ -701,11 +700,8 @@ static int t_trap_prctl(unsigned int a, unsigned int b)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EXFULL),
 	};
-	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
 
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		return -1;
-	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) ? -1 : 0;
+	return t_seccomp(f, sizeof(f) / sizeof(f[0]));
 }
 
 /*
