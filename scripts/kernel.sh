@@ -213,7 +213,7 @@ sync_tree() {
 	read -r stamp_hash stamp_head < "$STAMP"
 	head=$(git_k rev-parse HEAD)
 	if [ "$head" != "$stamp_head" ] || [ -n "$(git_k status --porcelain --untracked-files=no)" ]; then
-		say "warning: building build/linux as it is: it has $(git_k rev-list --count "$BASE_TAG..HEAD")" \
+		say "warning: building ${KTREE#"$MMEXT_ROOT"/} as it is: it has $(git_k rev-list --count "$BASE_TAG..HEAD")" \
 		    "commits and changes that may not be in $QUEUE_DIR (export them with 'make export-queue')"
 		return 0
 	fi
@@ -400,6 +400,8 @@ cmd_selftests() {
 	sync_tree
 	say "building selftests (mm, proc) from the patched tree"
 	for t in mm proc; do
+		# Afresh, so that a test that no longer builds leaves no old binary to run.
+		rm -rf "$out/$t"
 		mkdir -p "$out/$t"
 		# -k: a few tests need libraries we do not use; tests/run.sh reports a missing one.
 		make -s -k -C "$KTREE/tools/testing/selftests/$t" -j"$(nproc)" CC="ccache gcc" \
@@ -407,6 +409,12 @@ cmd_selftests() {
 			> "$out/$t.log" 2>&1 || say "some $t selftests did not build (see $out/$t.log)"
 		# run_vmtests.sh and the scripts it calls, for the distro tier (make install's).
 		cp -p "$KTREE/tools/testing/selftests/$t"/*.sh "$out/$t/" 2>/dev/null || true
+	done
+	# The tests the queue adds must build, whatever else does not.
+	for src in $(git_k diff --name-only --diff-filter=A "$BASE_TAG" HEAD -- \
+			tools/testing/selftests/mm/'*.c' tools/testing/selftests/proc/'*.c'); do
+		t=${src#tools/testing/selftests/}
+		[ -x "$out/${t%.c}" ] || die "the queue's ${t%.c} did not build (see $out/${t%%/*}.log)"
 	done
 }
 
