@@ -394,14 +394,20 @@ cmd_each() {
 # the patched build of the variant DEBUG, BENCH, FUZZ or KCSAN select (they are the same in
 # every configuration), so that variant needs no plain patched build.
 cmd_selftests() {
-	local out=$KOUT/kselftest hdr t
+	local out=$KOUT/kselftest hdr t ours
 	hdr=$(variant_dir patched)/usr/include
 	[ -d "$hdr" ] || die "build the patched kernel first ($hdr: its uapi headers are needed)"
 	sync_tree
 	say "building selftests (mm, proc) from the patched tree"
+	# The tests the queue adds or changes must build: none of them may be left from an
+	# earlier build to run in place of one that no longer does.
+	ours=$(git_k diff --name-only --diff-filter=AM "$BASE_TAG" -- \
+		tools/testing/selftests/mm/'*.c' tools/testing/selftests/proc/'*.c' |
+		sed -e 's|^tools/testing/selftests/||' -e 's|\.c$||')
+	for t in $ours; do
+		rm -f "$out/$t"
+	done
 	for t in mm proc; do
-		# Afresh, so that a test that no longer builds leaves no old binary to run.
-		rm -rf "$out/$t"
 		mkdir -p "$out/$t"
 		# -k: a few tests need libraries we do not use; tests/run.sh reports a missing one.
 		make -s -k -C "$KTREE/tools/testing/selftests/$t" -j"$(nproc)" CC="ccache gcc" \
@@ -410,11 +416,8 @@ cmd_selftests() {
 		# run_vmtests.sh and the scripts it calls, for the distro tier (make install's).
 		cp -p "$KTREE/tools/testing/selftests/$t"/*.sh "$out/$t/" 2>/dev/null || true
 	done
-	# The tests the queue adds must build, whatever else does not.
-	for src in $(git_k diff --name-only --diff-filter=A "$BASE_TAG" HEAD -- \
-			tools/testing/selftests/mm/'*.c' tools/testing/selftests/proc/'*.c'); do
-		t=${src#tools/testing/selftests/}
-		[ -x "$out/${t%.c}" ] || die "the queue's ${t%.c} did not build (see $out/${t%%/*}.log)"
+	for t in $ours; do
+		[ -x "$out/$t" ] || die "the queue's $t did not build (see $out/${t%%/*}.log)"
 	done
 }
 
