@@ -127,7 +127,8 @@ checkpatch_allowed() {
 # A series' cover letter, covers/<series>.txt beside the base's series file, is the
 # [PATCH 0/N] mail: a header block, a blank line, then the text sent. The headers are
 # "Subject: [PATCH 0/N] area: summary" and "Series: RANGE...", the queue's patches the
-# series holds (RANGE: 0013-0026, or one number); only the subject is sent.
+# series holds (RANGE: 0013-0026, or one number), and an optional "Cc: ADDRESSES" that
+# scripts/upstream.sh adds to get_maintainer.pl's; only the subject is sent.
 
 # cover_header COVER NAME: the value of header NAME.
 cover_header() {

@@ -10,13 +10,14 @@
 # Series: header names the queue's patches it holds (see cover_patches in lib.sh). For
 # each one, in a scratch worktree of the pristine base commit (tag mmext-base of the
 # base's tree):
-#   - the subject's N must be the number of those patches, else the series fails;
+#   - the subject's N must be the number of those patches, else the series fails; a
+#     subject "[PATCH vV 0/N]" (the series continues a posted one) makes every mail vV;
 #   - git am of the series' patches, as kernel/<base>/ holds them: a series that needs
 #     the rest of the queue under it fails here, and the run fails;
 #   - git format-patch --cover-letter --base into build/upstream/<base>/<series>/, the
 #     cover letter's subject and text from the cover, To: the maintainers and Cc: the
 #     reviewers and lists that scripts/get_maintainer.pl names (--no-git: no history
-#     needed, so it works offline);
+#     needed, so it works offline), and the cover's own Cc header;
 #   - checkpatch.pl on every patch, findings allowed only as in tests/checkpatch-allow.txt
 #     (which explains each, UNKNOWN_COMMIT_ID among them: the base trees hold no history
 #     to find the Fixes: IDs in). --strict for the mainline bases (MMEXT_BASE_MAINLINE=1
@@ -59,7 +60,8 @@ for base in "${bases[@]}"; do
 			continue
 		fi
 		subject=$(cover_header "$cover" Subject)
-		n=$(echo "$subject" | sed -nE 's/^\[PATCH 0\/([0-9]+)\].*/\1/p')
+		n=$(echo "$subject" | sed -nE 's/^\[PATCH (v[0-9]+ )?0\/([0-9]+)\].*/\2/p')
+		v=$(echo "$subject" | sed -nE 's/^\[PATCH v([0-9]+) 0\/[0-9]+\].*/\1/p')
 		if [ "$n" != ${#patches[@]} ]; then
 			say "$base/$name: the subject says ${n:-no} patches, the Series header ${#patches[@]}"
 			bad=1
@@ -74,7 +76,7 @@ for base in "${bases[@]}"; do
 			bad=1
 			continue
 		fi
-		title=${subject#\[PATCH 0/$n\] }
+		title=${subject#\[PATCH *0/$n\] }
 		# get_maintainer.pl wants a whole tree around it: the base's own (its MAINTAINERS).
 		to=$(git -C "$scratch/tree" diff mmext-base HEAD | (cd "$tree" && ./scripts/get_maintainer.pl \
 			--no-git --no-git-fallback --no-rolestats --m --no-r --no-l))
@@ -82,13 +84,16 @@ for base in "${bases[@]}"; do
 		cc=$(git -C "$scratch/tree" diff mmext-base HEAD | (cd "$tree" && ./scripts/get_maintainer.pl \
 			--no-git --no-git-fallback --no-rolestats --no-m --r --l) | { grep -vxF "$to" || true; } | paste -sd, -)
 		to=$(echo "$to" | paste -sd, -)
+		# The authors of the versions a series continues, and their reviewers: its Cc header.
+		extra=$(cover_header "$cover" Cc)
+		cc=${cc:+$cc${extra:+,}}$extra
 		dir=$out/$name
 		git -C "$scratch/tree" format-patch -q --cover-letter --base=mmext-base --zero-commit \
-			--no-signature ${to:+--to="$to"} ${cc:+--cc="$cc"} -o "$dir" mmext-base..HEAD
+			${v:+--reroll-count="$v"} --no-signature ${to:+--to="$to"} ${cc:+--cc="$cc"} -o "$dir" mmext-base..HEAD
 		# The cover letter: its subject and text from the cover.
 		blurb=$(mktemp)
 		cover_body "$cover" > "$blurb"
-		c=$(ls "$dir"/0000-*.patch)
+		c=$(ls "$dir"/*0000-*.patch)
 		TITLE=$title BLURB=$blurb perl -0pi -e '
 			s/\*\*\* SUBJECT HERE \*\*\*/$ENV{TITLE}/;
 			my $b = do { local $/; open my $f, "<", $ENV{BLURB} or die; <$f> };
@@ -96,7 +101,7 @@ for base in "${bases[@]}"; do
 		rm -f "$blurb"
 		n_bad=0
 		for p in "$dir"/*.patch; do
-			case $(basename "$p") in 0000-*) continue ;; esac
+			case $(basename "$p") in 0000-* | v*-0000-*) continue ;; esac
 			res=$(cd "$tree" && ./scripts/checkpatch.pl $strict --terse --show-types "$p" 2>&1 |
 				grep -E ': (ERROR|WARNING|CHECK):' || true)
 			[ -n "$res" ] || continue

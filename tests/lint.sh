@@ -101,9 +101,10 @@ for b in $(all_bases); do
 done
 
 # The cover letters are sent as they are (scripts/upstream.sh), so check them as mails:
-# "Subject: [PATCH 0/N] area: summary" with N the number of patches the Series header
+# "Subject: [PATCH 0/N] area: summary" (or [PATCH vV 0/N] for a later version of a
+# posted series) with N the number of patches the Series header
 # names, no patch in two series, plain text (no markdown headings or code spans) of at
-# most 150 lines and 75 columns, and the docs/results record each points to exists.
+# most 150 lines and 75 columns of text, and the docs/results record each points to exists.
 : > "$log"
 bad=0
 for b in $(all_bases); do
@@ -116,7 +117,7 @@ for b in $(all_bases); do
 		[ -e "$c" ] || continue
 		rel=${c#"$MMEXT_ROOT"/}
 		subject=$(cover_header "$c" Subject)
-		n=$(sed -nE 's/^\[PATCH 0\/([0-9]+)\] [a-z0-9_/.,-]+( [a-z0-9_/.,-]+)*: .+/\1/p' <<< "$subject")
+		n=$(sed -nE 's/^\[PATCH (v[0-9]+ )?0\/([0-9]+)\] [a-z0-9_/.,-]+( [a-z0-9_/.,-]+)*: .+/\2/p' <<< "$subject")
 		np=$(cover_patches "$c" "$q/series" | wc -l)
 		if [ -z "$n" ]; then
 			echo "$rel: no 'Subject: [PATCH 0/N] area: summary' header"; bad=1
@@ -124,7 +125,9 @@ for b in $(all_bases); do
 			echo "$rel: [PATCH 0/$n], but its Series header names $np patches"; bad=1
 		fi
 		[ "$(wc -l < "$c")" -le 150 ] || { echo "$rel: $(wc -l < "$c") lines (at most 150)"; bad=1; }
-		awk -v f="$rel" 'length > 75 {print f ":" FNR ": " length " columns"; e=1} END {exit e}' "$c" || bad=1
+		# The text sent; the headers (a Cc list) may be longer.
+		awk -v f="$rel" 'body && length > 75 {print f ":" FNR ": " length " columns"; e=1}
+			/^$/ {body=1} END {exit e}' "$c" || bad=1
 		grep -nE '^#|`' "$c" | sed "s|^|$rel:|" | grep . && bad=1
 		refs=$(grep -oE 'docs/results/[a-z0-9.-]+\.md' "$c" | sort -u)
 		[ -n "$refs" ] || { echo "$rel: points to no docs/results record"; bad=1; }
