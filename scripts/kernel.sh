@@ -435,6 +435,36 @@ deb_variant() {
 }
 cmd_debdir() { local v; v=$(deb_variant) && echo "$KOUT/${v% *}"; }
 
+# Debian's own headers package ships the host programs (fixdep, modpost, objtool...)
+# stripped, with the libraries they need as dependencies, and no VCS files (lintian
+# reports each); bindeb-pkg copies them as built. Repack DEB so.
+deb_tidy_headers() {
+	local deb=$1 d deps bins=()
+	d=$(mktemp -d)
+	dpkg-deb -R "$deb" "$d/root"
+	find "$d/root" -name .gitignore -delete
+	mapfile -t bins < <(find "$d/root/usr/src" -type f -print0 | xargs -0 file | sed -n 's/: *ELF .*//p')
+	if [ ${#bins[@]} -gt 0 ]; then
+		strip --strip-unneeded --remove-section=.comment --remove-section=.note "${bins[@]}"
+		# dpkg-shlibdeps wants a source package around the programs.
+		mkdir -p "$d/src/debian"
+		printf 'Source: linux-mmext\n\nPackage: headers\nArchitecture: any\n' > "$d/src/debian/control"
+		deps=$(cd "$d/src" && dpkg-shlibdeps -O "${bins[@]}" | sed -n 's/^shlibs:Depends=//p')
+		if grep -q '^Depends:' "$d/root/DEBIAN/control"; then
+			sed -i "s/^Depends: .*/&, $deps/" "$d/root/DEBIAN/control"
+		else
+			sed -i "/^Architecture:/a Depends: $deps" "$d/root/DEBIAN/control"
+		fi
+	fi
+	sed -i "s/^Installed-Size: .*/Installed-Size: $(du -sk --exclude=DEBIAN "$d/root" | cut -f1)/" \
+		"$d/root/DEBIAN/control"
+	(cd "$d/root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z |
+		xargs -0 md5sum) > "$d/md5sums"
+	mv "$d/md5sums" "$d/root/DEBIAN/md5sums"
+	dpkg-deb --root-owner-group -b "$d/root" "$deb" > /dev/null
+	rm -rf "$d"
+}
+
 cmd_deb() {
 	local v out obj lock kver rel pkgver rev=${DEB_REVISION:-1} flavour t0=$SECONDS
 	v=$(deb_variant) || exit 1
@@ -443,7 +473,7 @@ cmd_deb() {
 	# dpkg-buildpackage runs without its build-dependency check: the control file asks for
 	# gcc-x86-64-linux-gnu, which Debian 12 does not have (its gcc is that compiler).
 	local p missing=()
-	for p in dpkg-dev debhelper bc bison flex cpio kmod libelf-dev libssl-dev rsync; do
+	for p in dpkg-dev debhelper bc bison flex cpio kmod libelf-dev libssl-dev rsync file; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
 	done
 	[ ${#missing[@]} = 0 ] || die "building the packages needs ${missing[*]}: run scripts/deps.sh"
@@ -488,6 +518,7 @@ cmd_deb() {
 	rm -f "$out"/linux-libc-dev_*.deb
 	ls "$out"/linux-image-"$rel"_*.deb "$out"/linux-headers-"$rel"_*.deb > /dev/null ||
 		die "bindeb-pkg made no linux-image or linux-headers package for $rel"
+	deb_tidy_headers "$(ls "$out"/linux-headers-"$rel"_*.deb)"
 	echo "$stamp" > "$out/.mmext-deb"
 	say "built $(cd "$out" && ls -- *.deb | xargs) in $((SECONDS - t0)) s"
 	exec {lock}>&-
