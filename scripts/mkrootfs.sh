@@ -14,7 +14,7 @@
 # openssh-server, busybox's init running tests/syzkaller/guest-rc and sshd, and root's
 # login by the key build/rootfs/syzkaller.key (generated once). --systemd builds the
 # root a user's Debian 12 has, for the installed tier (tests/installed/): the essential
-# set, apt, systemd as init, udev, dbus and initramfs-tools (not the list), as a tar
+# set, apt, systemd as init, udev, dbus, initramfs-tools and iproute2 (not the list), as a tar
 # archive (the tier installs packages into it before making its disk).
 # Needs root and mmdebstrap (scripts/deps.sh). scripts/vm.sh --rootfs boots the plain one.
 set -euo pipefail
@@ -39,7 +39,10 @@ if [ $flavour = systemd ]; then
 	ext=tar
 	# A user's system, not the benchmarks' programs: the list is left out.
 	list=/dev/null
-	extra=(apt passwd e2fsprogs procps systemd systemd-sysv udev dbus libpam-systemd initramfs-tools zstd)
+	# iproute2 stands for the rest of Debian's "important" set, which every installed
+	# system has: it brings libelf1, which the kernel's headers package needs.
+	extra=(apt passwd e2fsprogs procps systemd systemd-sysv udev dbus libpam-systemd initramfs-tools zstd
+	       iproute2)
 fi
 if [ $flavour = syzkaller ]; then
 	rc=$MMEXT_ROOT/tests/syzkaller/guest-rc
