@@ -92,32 +92,34 @@ check_base_pkg() {
 	fi
 	have=$(dpkg-query -W -f='${Version}' "$MMEXT_BASE_PKG" 2>/dev/null || true)
 	[ "$have" = "$MMEXT_BASE_VERSION" ] && [ -f "$MMEXT_BASE_TARBALL" ] && return 0
-	say "installing $MMEXT_BASE_PKG=$MMEXT_BASE_VERSION"
-	if ! apt-get install -y --allow-downgrades "$MMEXT_BASE_PKG=$MMEXT_BASE_VERSION" >&2; then
-		apt-get update >&2 || true
-		apt-get install -y --allow-downgrades "$MMEXT_BASE_PKG=$MMEXT_BASE_VERSION" >&2 ||
-			die "$MMEXT_BASE_PKG $MMEXT_BASE_VERSION is not in the Debian archive any more" \
-			    "(it keeps only a few recent builds of a release). Available: $(apt-cache madison \
-			    "$MMEXT_BASE_PKG" | awk '{print $3}' | xargs). Move the pin in $QUEUE_DIR/base.conf" \
-			    "and regenerate $QUEUE_DIR/selftests-baseline.txt."
-	fi
+	install_pinned "$MMEXT_BASE_PKG" "$MMEXT_BASE_VERSION" "${MMEXT_BASE_DEB:-}" \
+		"${MMEXT_BASE_DEB_SHA256:-}"
 }
 
 check_distro_pkg() {
 	[ "$(dpkg-query -W -f='${Version}' "$MMEXT_DISTRO_PKG" 2>/dev/null || true)" = "$MMEXT_DISTRO_VERSION" ] &&
 		[ -f "$MMEXT_DISTRO_CONFIG" ] && return 0
-	say "installing $MMEXT_DISTRO_PKG=$MMEXT_DISTRO_VERSION"
-	apt-get install -y --allow-downgrades "$MMEXT_DISTRO_PKG=$MMEXT_DISTRO_VERSION" >&2 && return 0
-	# The archive's index drops a build before its pool does: the pinned file, by hash.
-	[ -n "${MMEXT_DISTRO_DEB:-}" ] ||
-		die "$MMEXT_DISTRO_PKG $MMEXT_DISTRO_VERSION cannot be installed; it moves with the source pin"
-	local deb=$BASE_BUILD/${MMEXT_DISTRO_DEB##*/}
-	say "not in the archive's index: fetching $MMEXT_DISTRO_DEB"
+	install_pinned "$MMEXT_DISTRO_PKG" "$MMEXT_DISTRO_VERSION" "${MMEXT_DISTRO_DEB:-}" \
+		"${MMEXT_DISTRO_DEB_SHA256:-}"
+}
+
+# install_pinned PKG VERSION [DEB SHA256]: PKG=VERSION from the archive. Its index drops a
+# build before its pool does: then the pinned file DEB from the pool, by its hash.
+install_pinned() {
+	local pkg=$1 ver=$2 url=$3 sum=$4 deb
+	say "installing $pkg=$ver"
+	apt-get install -y --allow-downgrades "$pkg=$ver" >&2 && return 0
+	apt-get update >&2 || true
+	apt-get install -y --allow-downgrades "$pkg=$ver" >&2 && return 0
+	[ -n "$url" ] ||
+		die "$pkg $ver is not in the Debian archive any more (it keeps only a few recent" \
+		    "builds of a release). Available: $(apt-cache madison "$pkg" | awk '{print $3}' | xargs)." \
+		    "Move the pin in $QUEUE_DIR/base.conf and regenerate $QUEUE_DIR/selftests-baseline.txt."
+	deb=$BASE_BUILD/${url##*/}
+	say "not in the archive's index: fetching $url"
 	mkdir -p "$BASE_BUILD"
-	curl -fsSL -o "$deb" "$MMEXT_DISTRO_DEB" ||
-		die "$MMEXT_DISTRO_DEB is gone too: move the pin in $QUEUE_DIR/base.conf"
-	echo "$MMEXT_DISTRO_DEB_SHA256  $deb" | sha256sum -c --quiet ||
-		die "$deb does not have the hash $QUEUE_DIR/base.conf pins"
+	curl -fsSL -o "$deb" "$url" || die "$url is gone too: move the pin in $QUEUE_DIR/base.conf"
+	echo "$sum  $deb" | sha256sum -c --quiet || die "$deb does not have the hash $QUEUE_DIR/base.conf pins"
 	dpkg -i "$deb" >&2 || die "dpkg could not install $deb"
 }
 
