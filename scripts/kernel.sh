@@ -48,7 +48,8 @@ STAMP=$KTREE/.git/mmext-queue   # "<queue hash> <HEAD after apply>"
 # A base from a suite this machine's apt does not use (MMEXT_BASE_APT in its base.conf):
 # fetch the package with apt-get under a private configuration in build/<base>/apt (its
 # own sources list, lists and cache; the host's sources and dpkg database are untouched)
-# and unpack it there; MMEXT_BASE_TARBALL then names the tarball inside.
+# and unpack each package in build/<base>/apt/<package>/; MMEXT_BASE_TARBALL and
+# MMEXT_DISTRO_CONFIG then name the files inside.
 APT_DIR=$BASE_BUILD/apt
 apt_private() {
 	local cmd=$1; shift
@@ -59,35 +60,36 @@ apt_private() {
 		-o Acquire::Languages=none "$@"
 }
 
+# fetch_private PKG VERSION FILE: PKG=VERSION unpacked in $APT_DIR/PKG, which must hold FILE.
 fetch_private() {
-	local deb
-	if [ "$(cat "$APT_DIR/root/version" 2>/dev/null)" = "$MMEXT_BASE_VERSION" ] &&
-	   [ -f "$APT_DIR/root$MMEXT_BASE_TARBALL" ]; then
+	local pkg=$1 ver=$2 file=$3 root=$APT_DIR/$1 deb
+	if [ "$(cat "$root/version" 2>/dev/null)" = "$ver" ] && [ -f "$root$file" ]; then
 		return 0
 	fi
 	mkdir -p "$APT_DIR"/{sources.list.d,preferences.d,state/lists/partial,cache/archives/partial,dl}
 	echo "$MMEXT_BASE_APT" > "$APT_DIR/sources.list"
-	say "fetching $MMEXT_BASE_PKG=$MMEXT_BASE_VERSION through $APT_DIR/sources.list"
+	say "fetching $pkg=$ver through $APT_DIR/sources.list"
 	apt_private apt-get update >&2 || say "warning: apt-get update reported errors (above)"
-	apt_private apt-cache madison "$MMEXT_BASE_PKG" | awk '{print $3}' | grep -qxF "$MMEXT_BASE_VERSION" ||
-		die "$MMEXT_BASE_PKG $MMEXT_BASE_VERSION is not in '$MMEXT_BASE_APT'. Available:" \
-		    "$(apt_private apt-cache madison "$MMEXT_BASE_PKG" | awk '{print $3}' | xargs)." \
+	apt_private apt-cache madison "$pkg" | awk '{print $3}' | grep -qxF "$ver" ||
+		die "$pkg $ver is not in '$MMEXT_BASE_APT'. Available:" \
+		    "$(apt_private apt-cache madison "$pkg" | awk '{print $3}' | xargs)." \
 		    "Move the pin in $QUEUE_DIR/base.conf and regenerate its selftest baseline."
 	rm -f "$APT_DIR"/dl/*.deb
-	(cd "$APT_DIR/dl" && apt_private apt-get download "$MMEXT_BASE_PKG=$MMEXT_BASE_VERSION" >&2) ||
-		die "downloading $MMEXT_BASE_PKG $MMEXT_BASE_VERSION failed"
+	(cd "$APT_DIR/dl" && apt_private apt-get download "$pkg=$ver" >&2) ||
+		die "downloading $pkg $ver failed"
 	deb=$(ls "$APT_DIR"/dl/*.deb)
-	rm -rf "$APT_DIR/root"
-	dpkg-deb -x "$deb" "$APT_DIR/root"
-	[ -f "$APT_DIR/root$MMEXT_BASE_TARBALL" ] || die "$deb holds no $MMEXT_BASE_TARBALL"
-	echo "$MMEXT_BASE_VERSION" > "$APT_DIR/root/version"
+	rm -rf "$root"
+	dpkg-deb -x "$deb" "$root"
+	rm -f "$deb"
+	[ -f "$root$file" ] || die "$pkg $ver holds no $file"
+	echo "$ver" > "$root/version"
 }
 
 check_base_pkg() {
 	local have
 	if [ -n "${MMEXT_BASE_APT:-}" ]; then
-		fetch_private
-		MMEXT_BASE_TARBALL=$APT_DIR/root$MMEXT_BASE_TARBALL
+		fetch_private "$MMEXT_BASE_PKG" "$MMEXT_BASE_VERSION" "$MMEXT_BASE_TARBALL"
+		MMEXT_BASE_TARBALL=$APT_DIR/$MMEXT_BASE_PKG$MMEXT_BASE_TARBALL
 		return 0
 	fi
 	have=$(dpkg-query -W -f='${Version}' "$MMEXT_BASE_PKG" 2>/dev/null || true)
@@ -97,6 +99,11 @@ check_base_pkg() {
 }
 
 check_distro_pkg() {
+	if [ -n "${MMEXT_BASE_APT:-}" ]; then
+		fetch_private "$MMEXT_DISTRO_PKG" "$MMEXT_DISTRO_VERSION" "$MMEXT_DISTRO_CONFIG"
+		MMEXT_DISTRO_CONFIG=$APT_DIR/$MMEXT_DISTRO_PKG$MMEXT_DISTRO_CONFIG
+		return 0
+	fi
 	[ "$(dpkg-query -W -f='${Version}' "$MMEXT_DISTRO_PKG" 2>/dev/null || true)" = "$MMEXT_DISTRO_VERSION" ] &&
 		[ -f "$MMEXT_DISTRO_CONFIG" ] && return 0
 	install_pinned "$MMEXT_DISTRO_PKG" "$MMEXT_DISTRO_VERSION" "${MMEXT_DISTRO_DEB:-}" \
