@@ -26,12 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <mmext.h>
 #include "bench.h"
 
 static const char usage[] =
@@ -64,7 +64,7 @@ static const struct option extra_opts[] = {
 
 static const char *bcase = "fork";
 static long mb = 512, writes = 100000, children = 16;
-static long cow_opt = -1;
+static int have_cow;	/* the kernel shares page tables when asked (libmmext) */
 static int rt = 1;
 
 static int parse_opt(int val, const char *arg)
@@ -90,11 +90,6 @@ static int parse_opt(int val, const char *arg)
 	else
 		writes = v;
 	return v < 0 || v > (1L << 20) ? -1 : 0;
-}
-
-static long read_option(void)
-{
-	return bench_read_long("/sys/kernel/mm/cow_pte/prctl_option", -1);
 }
 
 /* Write @s to @dir/@name; 0 or -errno. */
@@ -189,8 +184,10 @@ static char *populate(size_t len)
 
 static void set_cow(int on)
 {
-	if (prctl(cow_opt, on, 0, 0, 0)) {
-		perror("prctl");
+	int err = mmext_cow_pte_set(on);
+
+	if (err) {
+		fprintf(stderr, "cow_pte: mmext_cow_pte_set(%d): %s\n", on, strerror(-err));
 		exit(1);
 	}
 }
@@ -274,7 +271,7 @@ static void reclaim_worker(const char *cg, size_t len, int cow, int held, int re
 
 	if (write_file(cg, "cgroup.procs", "0"))
 		_exit(3);
-	if (cow_opt >= 0 && prctl(cow_opt, cow, 0, 0, 0))
+	if (have_cow && mmext_cow_pte_set(cow))
 		_exit(4);
 	p = populate(len);
 	for (long i = 0; i < children; i++) {
@@ -452,7 +449,7 @@ static int migrate_case(int runs, int methods)
 			double t0;
 			pid_t h;
 
-			if (cow_opt >= 0)
+			if (have_cow)
 				set_cow(cow);
 			if (move_all(pages, nodes, status, n, 0, 0) != n) {
 				fprintf(stderr, "cow_pte: migrate: cannot gather the pages on node 0\n");
@@ -472,7 +469,7 @@ static int migrate_case(int runs, int methods)
 			}
 		}
 	}
-	if (cow_opt >= 0)
+	if (have_cow)
 		set_cow(0);
 	if (methods == 2)
 		pairs("migrate", t[0], t[1], runs);
@@ -493,8 +490,8 @@ int main(int argc, char **argv)
 	char *p;
 
 	bench_init_opts(argc, argv, "cow_pte", usage, &runs, extra_opts, parse_opt);
-	cow_opt = read_option();
-	methods = cow_opt >= 0 ? 2 : 1;
+	have_cow = mmext_cow_pte_get() >= 0;
+	methods = have_cow ? 2 : 1;
 	len = (size_t)mb << 20;
 	timing_mode();
 	settings();
@@ -517,7 +514,7 @@ int main(int argc, char **argv)
 			double t0, t1;
 			pid_t pid;
 
-			if (cow_opt >= 0)
+			if (have_cow)
 				set_cow(cow);
 			if (pipe(pfd))
 				return 1;
@@ -573,7 +570,7 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	if (cow_opt >= 0)
+	if (have_cow)
 		set_cow(0);
 
 	/* Pairs first: bench_stats() sorts each side's values in place. */

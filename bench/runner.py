@@ -254,10 +254,23 @@ def debug_options(path):
     return [o for o in SLOW_OPTIONS if o in on]
 
 
+def lib_sh(word):
+    """WORD as scripts/lib.sh expands it for the base in MMEXT_BASE (lib.sh owns the map
+    from a base to its folders): "unknown" when lib.sh fails."""
+    return out("bash", "-c", '. "$1" && echo "' + word + '"', "lib.sh",
+               os.path.join(ROOT, "scripts", "lib.sh"))
+
+
+def kernel_tree():
+    """The patched tree of the base the guests boot (MMEXT_BASE, which --base sets)."""
+    d = lib_sh("$BASE_BUILD")
+    return os.path.join(BUILD if d == "unknown" else d, "linux")
+
+
 def queue_kernel_files():
     """Files the queue changes outside tools/ and Documentation/: with none, stock and
     patched run the same kernel code and their difference is the noise floor."""
-    names = out("git", "-C", os.path.join(BUILD, "linux"), "diff", "--name-only",
+    names = out("git", "-C", kernel_tree(), "diff", "--name-only",
                 "mmext-base", "HEAD", "--", ".", ":!tools", ":!Documentation")
     return None if names == "unknown" else len(names.split())
 
@@ -292,8 +305,9 @@ def metadata(mode, records):
         "guest": {"vcpus": guest_vcpus(records)},
         "repo_commit": out("git", "rev-parse", "HEAD"),
         "repo_dirty": out("git", "status", "--porcelain", "--untracked-files=no") != "",
-        "queue_commit": out("git", "-C", os.path.join(BUILD, "linux"), "rev-parse", "HEAD"),
-        "base_commit": out("git", "-C", os.path.join(BUILD, "linux"), "rev-parse",
+        "base": os.environ["MMEXT_BASE"],
+        "queue_commit": out("git", "-C", kernel_tree(), "rev-parse", "HEAD"),
+        "base_commit": out("git", "-C", kernel_tree(), "rev-parse",
                            "mmext-base"),
         "kernels": {},
         "queue_kernel_files": queue_kernel_files(),
@@ -361,8 +375,8 @@ def write_report(outdir, meta, records, suites):
                   f"sha256 `{k['config_sha256'][:16]}…`"
                   f", guest CPU {k['guest_cpu']}; debug options: {dbg} |")
     md += [
-        f"| queue commit (build/linux HEAD) | `{m['queue_commit']}` (base "
-        f"`{m['base_commit'][:12]}`) |",
+        f"| queue commit (HEAD of the {m.get('base', 'default')} base's tree) | "
+        f"`{m['queue_commit']}` (base `{m['base_commit'][:12]}`) |",
         f"| repo commit | `{m['repo_commit']}`{' + uncommitted changes' if m['repo_dirty'] else ''} |",
         f"| wall time | {fmt_secs(m.get('seconds', 0))} (estimated {fmt_secs(m.get('estimate', 0))}) |",
         "",
@@ -526,9 +540,9 @@ def compare(a_path, b_path):
     a, b = (json.load(open(p)) for p in (a_path, b_path))
     am = {key(r): r for r in a["records"] if "median" in r}
     print(f"# A: {a_path} ({a['meta']['date']}, {a['meta']['mode']}, repo "
-          f"{a['meta']['repo_commit'][:12]})")
+          f"{a['meta']['repo_commit'][:12]}, base {a['meta'].get('base', 'not recorded')})")
     print(f"# B: {b_path} ({b['meta']['date']}, {b['meta']['mode']}, repo "
-          f"{b['meta']['repo_commit'][:12]})")
+          f"{b['meta']['repo_commit'][:12]}, base {b['meta'].get('base', 'not recorded')})")
     print(f"{'TARGET':8} {'BENCH':11} {'CASE':40} {'A median':>12} {'B median':>12} "
           f"{'B/A':>7}")
     n = 0
@@ -574,8 +588,12 @@ def main():
     ap.add_argument("--only", metavar="SUITE,...",
                     help="comma-separated suites by feature: " + ",".join(SUITES))
     ap.add_argument("--targets", default=",".join(TARGETS), help="host,stock,patched")
-    ap.add_argument("--out", default=os.path.join(BUILD, "report"),
-                    help="the report's directory (default: build/report)")
+    ap.add_argument("--base", metavar="BASE",
+                    help="the kernel base of the stock and patched guests, a directory of "
+                         "kernel/ (default: the default base, 6.12)")
+    ap.add_argument("--out", default=None,
+                    help="the report's directory (default: build/report, for another "
+                         "base than the default build/report-BASE)")
     ap.add_argument("--no-build", action="store_true", help="use what is built")
     ap.add_argument("--test-kernels", action="store_true",
                     help="measure the test kernels (lockdep, DEBUG_VM) instead of the "
@@ -592,6 +610,15 @@ def main():
                          "(default: every suite with results) from these results; refuses "
                          "quick runs, a tree with uncommitted changes and missing targets")
     args = ap.parse_args()
+    default_base = lib_sh("$(default_base)")
+    if args.base and not os.path.isfile(os.path.join(ROOT, "kernel", args.base, "base.conf")):
+        ap.error(f"--base: no kernel/{args.base}/base.conf")
+    os.environ["MMEXT_BASE"] = args.base or os.environ.get("MMEXT_BASE") or default_base
+    if args.write_docs is not None and os.environ["MMEXT_BASE"] != default_base:
+        ap.error("--write-docs: docs/results' goals blocks hold the default base's figures")
+    if args.out is None:
+        args.out = os.path.join(BUILD, "report" if os.environ["MMEXT_BASE"] == default_base
+                                else "report-" + os.environ["MMEXT_BASE"])
     doc_suites = args.write_docs.split(",") if args.write_docs else None
     if args.compare:
         return compare(*args.compare)

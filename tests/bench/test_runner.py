@@ -14,6 +14,7 @@ import random
 import sys
 import tempfile
 import unittest
+import unittest.mock
 
 BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "bench")
@@ -674,6 +675,29 @@ class Runner(unittest.TestCase):
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
+
+    def test_base_picks_the_tree(self):
+        # --base (MMEXT_BASE) picks the tree whose commits the report records; lib.sh
+        # owns the map, and an unknown base, bad input, changes nothing.
+        saved = os.environ.get("MMEXT_BASE")
+        try:
+            os.environ["MMEXT_BASE"] = "7.3"
+            self.assertEqual(runner.kernel_tree(),
+                             os.path.join(runner.BUILD, "7.3", "linux"))
+            os.environ["MMEXT_BASE"] = ""
+            self.assertEqual(runner.kernel_tree(), os.path.join(runner.BUILD, "linux"))
+        finally:
+            if saved is None:
+                os.environ.pop("MMEXT_BASE", None)
+            else:
+                os.environ["MMEXT_BASE"] = saved
+        for args in (["--base", "9.9"], ["--base", "7.3", "--write-docs"]):
+            err = io.StringIO()
+            with self.assertRaises(SystemExit) as e, contextlib.redirect_stderr(err), \
+                    unittest.mock.patch.object(sys, "argv", ["run.sh"] + args):
+                runner.main()
+            self.assertEqual(e.exception.code, 2, args)
+            self.assertIn("--base" if "9.9" in args else "--write-docs", err.getvalue())
 
     def test_guest_vcpus_from_the_guests(self):
         # scripts/vm.sh sets the vCPUs; the report shows what the guests counted.
