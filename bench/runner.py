@@ -613,9 +613,10 @@ def main():
     default_base = lib_sh("$(default_base)")
     if args.base and not os.path.isfile(os.path.join(ROOT, "kernel", args.base, "base.conf")):
         ap.error(f"--base: no kernel/{args.base}/base.conf")
-    os.environ["MMEXT_BASE"] = args.base or os.environ.get("MMEXT_BASE") or default_base
-    if args.write_docs is not None and os.environ["MMEXT_BASE"] != default_base:
+    base = args.base or os.environ.get("MMEXT_BASE") or default_base
+    if args.write_docs is not None and base != default_base:
         ap.error("--write-docs: docs/results' goals blocks hold the default base's figures")
+    os.environ["MMEXT_BASE"] = base
     if args.out is None:
         args.out = os.path.join(BUILD, "report" if os.environ["MMEXT_BASE"] == default_base
                                 else "report-" + os.environ["MMEXT_BASE"])

@@ -686,18 +686,19 @@ class Runner(unittest.TestCase):
                              os.path.join(runner.BUILD, "7.3", "linux"))
             os.environ["MMEXT_BASE"] = ""
             self.assertEqual(runner.kernel_tree(), os.path.join(runner.BUILD, "linux"))
+            for args in (["--base", "9.9"], ["--base", "7.3", "--write-docs"]):
+                err = io.StringIO()
+                with self.assertRaises(SystemExit) as e, contextlib.redirect_stderr(err), \
+                        unittest.mock.patch.object(sys, "argv", ["run.sh"] + args):
+                    runner.main()
+                self.assertEqual(e.exception.code, 2, args)
+                self.assertIn("--base" if "9.9" in args else "--write-docs", err.getvalue())
+                self.assertEqual(os.environ["MMEXT_BASE"], "", args)
         finally:
             if saved is None:
                 os.environ.pop("MMEXT_BASE", None)
             else:
                 os.environ["MMEXT_BASE"] = saved
-        for args in (["--base", "9.9"], ["--base", "7.3", "--write-docs"]):
-            err = io.StringIO()
-            with self.assertRaises(SystemExit) as e, contextlib.redirect_stderr(err), \
-                    unittest.mock.patch.object(sys, "argv", ["run.sh"] + args):
-                runner.main()
-            self.assertEqual(e.exception.code, 2, args)
-            self.assertIn("--base" if "9.9" in args else "--write-docs", err.getvalue())
 
     def test_guest_vcpus_from_the_guests(self):
         # scripts/vm.sh sets the vCPUs; the report shows what the guests counted.
