@@ -20,7 +20,7 @@
 # -c and -k pick the vCPU counts and kernels, -n boots them as they are built (no builds);
 # the summary takes every guest's latest logs, those of earlier calls too.
 # KCSAN_SECONDS (default 90) bounds the stress: the cow_pte stress case runs three seeds
-# of a third of it each, stress-ng all of it; KCSAN_TEST_TIMEOUT (default 600) bounds each
+# of a third of it each, stress-ng all of it; KCSAN_TEST_TIMEOUT (default 1200) bounds each
 # selftest; KCSAN_SELFTESTS names the selftests (of tests/selftests.list) to run.
 # KCSAN_PARAMS sets KCSAN's parameters in the guest first (/sys/module/kcsan/parameters),
 # e.g. "skip_watch=1000 udelay_task=400": four times the watchpoints, each five times as
@@ -35,7 +35,7 @@ while getopts "hnc:k:" o; do
 	c) cpus_list=$OPTARG ;; k) kernels=$OPTARG ;; n) build=0 ;; h) usage 0 ;; *) usage ;;
 	esac
 done
-secs=${KCSAN_SECONDS:-90} test_t=${KCSAN_TEST_TIMEOUT:-600}
+secs=${KCSAN_SECONDS:-90} test_t=${KCSAN_TEST_TIMEOUT:-1200}
 selftests=${KCSAN_SELFTESTS:-refpage proc-maps-race cow_pte pagemap_scan_rounds uffd-unregister-race pagemap_ioctl proc-pid-vm}
 logroot=$BASE_BUILD/logs/kcsan
 mkdir -p "$logroot"
