@@ -142,6 +142,14 @@ queue_hash() {
 
 git_k() { git -C "$KTREE" "$@"; }
 
+# base_warnings: the warning lines of stdin but those the base gives itself in a file the
+# queue changes ($BASE_QUEUE/build-warnings.txt: an extended regular expression a line);
+# true when any line is left.
+base_warnings() {
+	grep -v -E -f <(sed -e '/^#/d' -e '/^[[:space:]]*$/d' \
+		"$BASE_QUEUE/build-warnings.txt" 2>/dev/null)
+}
+
 cmd_prepare() {
 	# A fetched base's package is only needed to create the tree.
 	[ -n "${MMEXT_BASE_APT:-}" ] && [ -d "$KTREE/.git" ] || check_base_pkg
@@ -359,9 +367,10 @@ cmd_build() {
 	local t0=$SECONDS
 	make_k "$src" "$out" bzImage 2>&1 | tee "$out/build.log"
 	# The queue's files build without warnings in every configuration (the base has some
-	# of its own elsewhere); a file compiled again shows its warnings again.
+	# of its own elsewhere, and in those files the ones base_warnings lists); a file
+	# compiled again shows its warnings again.
 	if [ "$src" = "$KTREE" ] && grep -E '(warning|error):' "$out/build.log" |
-		grep -F "$(git_k diff --name-only "$BASE_TAG..HEAD")" >&2; then
+		grep -F "$(git_k diff --name-only "$BASE_TAG..HEAD")" | base_warnings >&2; then
 		die "$v: the queue's files build with warnings ($out/build.log)"
 	fi
 	make_k "$src" "$out" headers >/dev/null
@@ -392,7 +401,8 @@ cmd_each() {
 			{ tail -n 30 "$out/build.log" >&2; die "patch $i does not build: $(git_k log -1 --format='%h %s' "$c")"; }
 		# Warnings in the files this patch touches (the base has some of its own elsewhere).
 		! grep -E '(warning|error):' "$out/build.log" |
-			grep -F "$(git_k diff-tree --no-commit-id --name-only -r "$c")" >&2 ||
+			grep -F "$(git_k diff-tree --no-commit-id --name-only -r "$c")" |
+			base_warnings >&2 ||
 			die "patch $i builds with warnings: $(git_k log -1 --format='%h %s' "$c")"
 	done
 	say "all $n patches build ($((SECONDS - t0)) s)"
