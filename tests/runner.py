@@ -316,7 +316,8 @@ class Run:
             # The host tiers do not depend on the base: another base runs only its guests.
             names = DEFAULT_TIERS if self.default_base else "stock patched"
         self.tiers = expand_tiers(names)
-        self.env = dict(os.environ, BUILD=info["MMEXT_BUILD"])
+        # The base --base names, for every script: setup's prepare and selftests too.
+        self.env = dict(os.environ, BUILD=info["MMEXT_BUILD"], MMEXT_BASE=self.base)
 
     def target(self, tier):
         return Target.parse(tier, self.base, self.debug)

@@ -260,6 +260,17 @@ class FakeTreeTest(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertEqual(text, data("fake-run-own.expected"))
 
+    def test_base_option_reaches_every_script(self):
+        # --base alone, as MMEXT_BASE's environment does: the setup's prepare and
+        # selftests build the base's tree, not the default's.
+        with tempfile.TemporaryDirectory() as root:
+            fake_tree(root)
+            text, rc = fake_run(root, ("--base", "7.3", "--tiers", "stock patched"))
+        calls = [c for c in text.split("--- calls\n")[1].splitlines()
+                 if c.startswith("kernel.sh")]
+        self.assertIn("kernel.sh selftests (base 7.3, DISTRO=0 DEBUG=0)", calls)
+        self.assertEqual([c for c in calls if "(base 7.3," not in c], [])
+
     def test_list_runs_nothing(self):
         with tempfile.TemporaryDirectory() as root:
             fake_tree(root)
