@@ -494,9 +494,15 @@ class WriteDocs(unittest.TestCase):
         os.makedirs(self.out)
         self.doc = os.path.join(self.root, cow_pte.DOC)
         self.saved_root, runner.ROOT = runner.ROOT, self.root
+        # The default base here is the fake root's, which has none: a base named in the
+        # environment (tests/run.sh names it) would be another one.
+        self.saved_base = os.environ.pop("MMEXT_BASE", None)
 
     def tearDown(self):
         runner.ROOT = self.saved_root
+        os.environ.pop("MMEXT_BASE", None)
+        if self.saved_base is not None:
+            os.environ["MMEXT_BASE"] = self.saved_base
         self.tmp.cleanup()
 
     def run_docs(self, doc, records=None, **meta):
