@@ -316,8 +316,12 @@ class Run:
             # The host tiers do not depend on the base: another base runs only its guests.
             names = DEFAULT_TIERS if self.default_base else "stock patched"
         self.tiers = expand_tiers(names)
-        # The base --base names, for every script: setup's prepare and selftests too.
-        self.env = dict(os.environ, BUILD=info["MMEXT_BUILD"], MMEXT_BASE=self.base)
+        # Every script, setup's prepare and selftests too, works on this run's base:
+        # lib.sh's default when none is named.
+        self.env = dict(os.environ, BUILD=info["MMEXT_BUILD"])
+        self.env.pop("MMEXT_BASE", None)
+        if not self.default_base:
+            self.env["MMEXT_BASE"] = self.base
 
     def target(self, tier):
         return Target.parse(tier, self.base, self.debug)
