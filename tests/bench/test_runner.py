@@ -495,7 +495,7 @@ class WriteDocs(unittest.TestCase):
         self.doc = os.path.join(self.root, cow_pte.DOC)
         self.saved_root, runner.ROOT = runner.ROOT, self.root
         # The default base here is the fake root's, which has none: a base named in the
-        # environment (tests/run.sh names it) would be another one.
+        # environment (a user's MMEXT_BASE=7.3, say) would be another one.
         self.saved_base = os.environ.pop("MMEXT_BASE", None)
 
     def tearDown(self):
