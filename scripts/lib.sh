@@ -113,6 +113,17 @@ variant_image() {
 	echo "$d/arch/x86/boot/bzImage"
 }
 
+# tcg_accel CONFIG: QEMU's TCG options for a kernel of that .config. A kernel with jump
+# labels rewrites its own text while other CPUs run it, and QEMU 7.2's multi-threaded TCG
+# can then run a stale translation of the text-patching int3 after the kernel has dropped
+# it ("Oops: int3"; tests/distro/textpoke.c shows it within seconds on stock 7.3 in
+# Debian's configuration): such kernels get one TCG thread for all vCPUs.
+tcg_accel() {
+	local thread=multi
+	grep -q '^CONFIG_JUMP_LABEL=y' "$1" 2>/dev/null && thread=single
+	echo "-accel tcg,thread=$thread -cpu $MMEXT_BASE_TCG_CPU"
+}
+
 # checkpatch_allowed PATCH TYPE: tests/checkpatch-allow.txt has a line "GLOB TYPE" matching.
 checkpatch_allowed() {
 	local glob type

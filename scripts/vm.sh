@@ -79,13 +79,13 @@ accel=$(pick_accel)
 # has the detector, or the kernel hands the unknown option to init).
 # The emulated CPU is the base's (MMEXT_BASE_TCG_CPU in its base.conf: 6.12 boots without
 # CX16, which QEMU 7.2's multi-threaded TCG gets wrong).
-tcg_cpu=$MMEXT_BASE_TCG_CPU
 slow_cpu=""
+config=$(variant_dir "$kernel")/.config
 case $accel in
 kvm) accel_args=(-accel kvm -cpu host) ;;
-*) accel_args=(-accel tcg,thread=multi -cpu $tcg_cpu)
+*) read -ra accel_args <<< "$(tcg_accel "$config")"
    slow_cpu=" rcupdate.rcu_cpu_stall_timeout=120"
-   if grep -q '^CONFIG_SOFTLOCKUP_DETECTOR=y' "$(variant_dir "$kernel")/.config" 2>/dev/null; then
+   if grep -q '^CONFIG_SOFTLOCKUP_DETECTOR=y' "$config" 2>/dev/null; then
 	slow_cpu+=" watchdog_thresh=60"
    fi ;;
 esac
@@ -114,7 +114,7 @@ if [ -n "$rootfs" ]; then
 	root_arg=" mmext.root=/dev/vda"
 fi
 
-say "booting $v ($accel, $cpus CPUs, $mem, timeout ${timeout}s${rootfs:+, root $(basename "$rootfs")}): $*"
+say "booting $v (${accel_args[*]:1:1}, $cpus CPUs, $mem, timeout ${timeout}s${rootfs:+, root $(basename "$rootfs")}): $*"
 rc=0
 timeout --foreground -k 5 "$timeout" qemu-system-x86_64 "${accel_args[@]}" -smp $cpus,sockets=$cpus,cores=1,threads=1 -m "$mem" "${numa_args[@]}" \
 	-nographic -no-reboot -monitor none -nic none \

@@ -10,7 +10,8 @@
 #                         this order: trinity, the most disruptive, last)
 # Environment: VMTESTS_CATEGORIES (run_vmtests.sh -t categories; default: every one the
 # script names), VMTESTS_TIMEOUT (seconds per category, 1200), STRESS_SECONDS (per
-# stressor, 10), TRINITY_SECONDS (300), UAPI_FUZZ_SECONDS (uapi_fuzz's, 120).
+# stressor, 10), TRINITY_SECONDS (300), UAPI_FUZZ_SECONDS (uapi_fuzz's, 120),
+# TEXTPOKE_SECONDS (the emulator check before the parts, 20).
 set -uo pipefail
 
 ks=/mmext/kselftest
@@ -227,6 +228,12 @@ part_fuzz() {
 	sed 's/^/# uapi_fuzz: /' log
 	result uapi_fuzz $rc
 }
+
+# The emulator before the kernel: in a guest whose CPUs can run stale kernel text, every
+# later result would be noise (textpoke.c).
+echo "# distro: textpoke"
+/mmext/bin/textpoke -t "${TEXTPOKE_SECONDS:-20}"
+result harness/textpoke $?
 
 for part in $parts; do
 	case $part in

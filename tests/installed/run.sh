@@ -149,7 +149,7 @@ if [ -s "$tree/boot/initrd.img-$rel" ] && [ -f "$tree/boot/vmlinuz-$rel" ]; then
 	accel=${MMEXT_ACCEL:-$(cat "$MMEXT_BUILD/accel" 2>/dev/null || echo tcg)}
 	case $accel in
 	kvm) accel_args=(-accel kvm -cpu host) slow="" ;;
-	*) accel_args=(-accel tcg,thread=multi -cpu "$MMEXT_BASE_TCG_CPU")
+	*) read -ra accel_args <<< "$(tcg_accel "$tree/boot/config-$rel")"
 	   slow=" rcupdate.rcu_cpu_stall_timeout=120 watchdog_thresh=60" ;;
 	esac
 	say "booting $rel with systemd ($accel, 2 CPUs): console in $logs/console.log"
