@@ -161,12 +161,12 @@ config() {
 	        "cmdline": "$cmdline",
 	        "image_device": "drive if=virtio,format=raw,file=",
 	        "network_device": "virtio-net-pci",
-	        # TCG (no usable KVM here), the base's CPU as scripts/vm.sh boots it
-	        # (MMEXT_BASE_TCG_CPU: 6.12's without CX16), and
+	        # TCG (no usable KVM here) as scripts/vm.sh runs it (tcg_accel: the base's
+	        # CPU, one thread for a kernel with jump labels), and
 	        # two NUMA nodes so that migration between nodes is reachable: a socket each,
 	        # as a cache shared across nodes makes the kernel warn (this -smp overrides
 	        # the manager's own).
-	        "qemu_args": "-accel tcg,thread=multi -cpu $MMEXT_BASE_TCG_CPU -smp 2,sockets=2,cores=1,threads=1"
+	        "qemu_args": "$(tcg_accel "$kobj/.config") -smp 2,sockets=2,cores=1,threads=1"
 	            " -object memory-backend-ram,id=m0,size=1024M"
 	            " -object memory-backend-ram,id=m1,size=1024M"
 	            " -numa node,nodeid=0,cpus=0,memdev=m0 -numa node,nodeid=1,cpus=1,memdev=m1",
