@@ -114,10 +114,10 @@ variant_image() {
 }
 
 # tcg_accel CONFIG: QEMU's TCG options for a kernel of that .config. A kernel with jump
-# labels rewrites its own text while other CPUs run it, and QEMU 7.2's multi-threaded TCG
-# can then run a stale translation of the text-patching int3 after the kernel has dropped
-# it ("Oops: int3"; tests/distro/textpoke.c shows it within seconds on stock 7.3 in
-# Debian's configuration): such kernels get one TCG thread for all vCPUs.
+# labels rewrites its own text while other CPUs run it, and multi-threaded TCG (QEMU 7.2
+# and 10.0 alike) can then run a stale translation of the text-patching int3 after the
+# kernel has dropped it ("Oops: int3"; tests/distro/textpoke.c shows it within seconds
+# on stock 6.12 and 7.3 with jump labels): such kernels get one TCG thread for all vCPUs.
 tcg_accel() {
 	local thread=multi
 	grep -q '^CONFIG_JUMP_LABEL=y' "$1" 2>/dev/null && thread=single

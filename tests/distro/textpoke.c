@@ -4,8 +4,9 @@
  * sites sit in the scheduler while every CPU context-switches, so the kernel rewrites
  * text other CPUs are running. Each flip goes through the int3 dance of x86's text
  * patching; a CPU that runs a stale copy of the patched bytes traps on an int3 the
- * kernel no longer claims, and the guest dies with "Oops: int3". QEMU 7.2's
- * multi-threaded TCG does that within seconds (scripts/lib.sh, tcg_accel).
+ * kernel no longer claims, and the guest dies with "Oops: int3". QEMU's
+ * multi-threaded TCG (7.2 and 10.0) does that within seconds (scripts/lib.sh,
+ * tcg_accel).
  *
  *   textpoke [-t SECONDS]    flip for SECONDS (20); exit 0 when the kernel survives,
  *                            4 (skip) without a key to flip, 1 on an error
