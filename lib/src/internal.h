@@ -103,11 +103,13 @@ static inline void mmext__vma_out(struct mmext_vma *to, const struct mmext_vma *
 }
 
 /*
- * A maps handle of the calling process for the library's own lookups, which need a
- * VMA's extent, device, inode and offset but not its name: PROCMAP_QUERY is asked for
- * none (name "", kind as for no name), so that no path is too long for it.
+ * The calling process's maps handle for the library's own lookups, which need a VMA's
+ * extent, device, inode and offset but not its name: PROCMAP_QUERY is asked for none
+ * (name "", kind as for no name), so that no path is too long for it. One per process,
+ * kept open; get locks it (0 or -errno), put lets it go.
  */
-int mmext__maps_open_self_extents(struct mmext_maps **out);
+int mmext__self_maps_get(struct mmext_maps **out);
+void mmext__self_maps_put(void);
 
 /* Set kind, flags and anon_name from name, name_len and inode. */
 void mmext__vma_classify(struct mmext_vma *v);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <mmext/uapi.h>
@@ -481,13 +482,13 @@ fail:
 	return ret;
 }
 
-int mmext__maps_open_self_extents(struct mmext_maps **out)
+/* The memory of a handle, not its fds. */
+static void maps_free(struct mmext_maps *m)
 {
-	int ret = mmext_maps_open(0, NULL, out);
-
-	if (!ret)
-		(*out)->no_names = true;
-	return ret;
+	free(m->iter.buf);
+	free(m->find.buf);
+	free(m->name);
+	free(m);
 }
 
 MMEXT_API void mmext_maps_close(struct mmext_maps *m)
@@ -498,10 +499,87 @@ MMEXT_API void mmext_maps_close(struct mmext_maps *m)
 		close(m->find.fd);
 	close(m->fd);
 	close(m->dir);
-	free(m->iter.buf);
-	free(m->find.buf);
-	free(m->name);
-	free(m);
+	maps_free(m);
+}
+
+/*
+ * Kept open, so that each lookup costs a query, not two opens and a probe. Under the
+ * lock from get to put: lookups share its cursors. A fork() child's is its parent's
+ * (another mm) and is replaced; fds that a program closed under it (closefrom()) are
+ * dropped unclosed, as their numbers may be another file's by now.
+ */
+static struct {
+	int lock;		/* mmext__lock() */
+	struct mmext_maps *m;
+	int fd;			/* m->fd when dev and ino were taken (a lookup may reopen) */
+	dev_t dev;		/* of m->fd, to tell it is still ours */
+	ino_t ino;
+} self_maps;
+
+static bool self_maps_ours(void)
+{
+	struct stat st;
+
+	return !fstat(self_maps.m->fd, &st) && st.st_dev == self_maps.dev &&
+	       st.st_ino == self_maps.ino;
+}
+
+static int self_maps_note(struct mmext_maps *m)
+{
+	struct stat st;
+
+	if (fstat(m->fd, &st))
+		return -errno;
+	self_maps.fd = m->fd;
+	self_maps.dev = st.st_dev;
+	self_maps.ino = st.st_ino;
+	return 0;
+}
+
+int mmext__self_maps_get(struct mmext_maps **out)
+{
+	struct mmext_maps *m;
+	int ret;
+
+	/* Taken over from a thread that did not come along: the handle may be half made. */
+	if (mmext__lock(&self_maps.lock))
+		self_maps.m = NULL;
+	m = self_maps.m;
+	if (m && (m->owner != mmext__process_gen() || !self_maps_ours())) {
+		if (self_maps_ours())
+			mmext_maps_close(m);
+		else
+			maps_free(m);
+		self_maps.m = NULL;
+	}
+	if (!self_maps.m) {
+		ret = mmext_maps_open(0, NULL, &m);
+		if (!ret) {
+			ret = self_maps_note(m);
+			if (ret)
+				mmext_maps_close(m);
+		}
+		if (ret) {
+			mmext__unlock(&self_maps.lock);
+			return ret;
+		}
+		m->no_names = true;
+		self_maps.m = m;
+	}
+	*out = self_maps.m;
+	return 0;
+}
+
+void mmext__self_maps_put(void)
+{
+	struct mmext_maps *m = self_maps.m;
+
+	/* A lookup that found the address space gone reopened it. */
+	if (m->fd != self_maps.fd && self_maps_note(m)) {
+		mmext_maps_close(m);
+		self_maps.m = NULL;
+	}
+	mmext__unlock(&self_maps.lock);
 }
 
 MMEXT_API int mmext_maps_backend(const struct mmext_maps *m)

@@ -436,7 +436,7 @@ static int each_own_part(struct mmext_pattern *p, uintptr_t a, uintptr_t e,
 	uintptr_t s, t;
 	int ret, skipped = 0;
 
-	ret = mmext__maps_open_self_extents(&m);
+	ret = mmext__self_maps_get(&m);
 	if (ret)
 		return ret;
 	while (a < e) {
@@ -459,7 +459,7 @@ static int each_own_part(struct mmext_pattern *p, uintptr_t a, uintptr_t e,
 			break;
 		a = t;
 	}
-	mmext_maps_close(m);
+	mmext__self_maps_put();
 	return ret ? ret : skipped ? -ENOMEM : 0;
 }
 

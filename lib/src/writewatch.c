@@ -254,13 +254,13 @@ static void pms_close(struct mmext_ww *w)
 
 	if (w->owner != mmext__process_gen() || pms_release(w, w->start, w->end))
 		return;
-	if (mmext__maps_open_self_extents(&m))
+	if (mmext__self_maps_get(&m))
 		return;
 	while (a < w->end && !mmext_maps_find(m, a, MMEXT_FIND_NEXT, &v) && v.start < w->end) {
 		a = v.end < w->end ? v.end : w->end;
 		pms_release(w, v.start > w->start ? v.start : w->start, a);
 	}
-	mmext_maps_close(m);
+	mmext__self_maps_put();
 }
 
 /* ---- soft-dirty ---- */
@@ -614,7 +614,7 @@ static int range_mapped(uintptr_t addr, uintptr_t end)
 	uintptr_t cur = addr;
 	int ret;
 
-	ret = mmext__maps_open_self_extents(&m);
+	ret = mmext__self_maps_get(&m);
 	if (ret)
 		return ret;
 	while (cur < end) {
@@ -625,7 +625,7 @@ static int range_mapped(uintptr_t addr, uintptr_t end)
 			break;
 		cur = v.end;
 	}
-	mmext_maps_close(m);
+	mmext__self_maps_put();
 	return ret;
 }
 

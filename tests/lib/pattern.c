@@ -151,6 +151,102 @@ TEST_F(pattern, reset_and_unmap_skip_memory_mapped_since)
 	munmap(moved, psz);
 }
 
+/* Close the fds that read this process's maps (the library's), and say how many. */
+static int close_maps_fds(void)
+{
+	char link[128], want[2][64];
+	struct dirent *e;
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+
+	if (!d)
+		return -1;
+	snprintf(want[0], sizeof(want[0]), "/proc/%d/maps", getpid());
+	snprintf(want[1], sizeof(want[1]), "/proc/%d", getpid());
+	while ((e = readdir(d))) {
+		ssize_t len = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
+
+		if (len < 0)
+			continue;
+		link[len] = 0;
+		if (!strcmp(link, want[0]) || !strcmp(link, want[1]))
+			n += !close(atoi(e->d_name));
+	}
+	closedir(d);
+	return n;
+}
+
+static bool fd_is(int fd, const char *path)
+{
+	char proc[64], link[128];
+	ssize_t len;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	len = readlink(proc, link, sizeof(link) - 1);
+	if (len < 0)
+		return false;
+	link[len] = 0;
+	return !strcmp(link, path);
+}
+
+/*
+ * A program that closes fds it did not open (closefrom()) and opens others in their
+ * place: unmap still finds its mapping, and leaves the program's new fds alone.
+ */
+TEST_F(pattern, unmap_after_the_maps_fds_were_closed)
+{
+	int fd[2];
+
+	ASSERT_EQ(0, mmext_pattern_reset(self->p, self->addr, self->psz));
+	ASSERT_LT(0, close_maps_fds());
+	fd[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	fd[1] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd[0]);
+	ASSERT_LE(0, fd[1]);
+	mmext_pattern_unmap(self->p);
+	self->p = NULL;
+	EXPECT_EQ(-1, msync(self->addr, self->len, MS_ASYNC));
+	EXPECT_TRUE(fd_is(fd[0], "/dev/null"));
+	EXPECT_TRUE(fd_is(fd[1], "/dev/null"));
+	close(fd[0]);
+	close(fd[1]);
+}
+
+static int child_unmaps_what_replaced_it(void *arg)
+{
+	FIXTURE_DATA(pattern) *self = arg;
+	unsigned char *a = self->addr;
+
+	if (munmap(a, self->len) ||
+	    mmap(a, self->len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != a)
+		return 1;
+	strcpy((char *)a, "kept");
+	mmext_pattern_unmap(self->p);
+	return strcmp((char *)a, "kept") ? 2 : 0;	/* SIGSEGV if unmapped */
+}
+
+static int child_unmaps_its_copy(void *arg)
+{
+	FIXTURE_DATA(pattern) *self = arg;
+
+	mmext_pattern_unmap(self->p);
+	return msync(self->addr, self->len, MS_ASYNC) == -1 ? 0 : 1;
+}
+
+/*
+ * A fork child's lookups read the child's maps, not the parent's through the fds it
+ * inherited: it unmaps its copy, and leaves alone what replaced its copy although the
+ * parent's is still there.
+ */
+TEST_F(pattern, fork_child_reads_its_own_maps)
+{
+	ASSERT_EQ(0, mmext_pattern_reset(self->p, self->addr, self->psz));
+	EXPECT_TRUE(t_in_child(child_unmaps_its_copy, self));
+	EXPECT_TRUE(t_in_child(child_unmaps_what_replaced_it, self));
+	EXPECT_EQ(0, msync(self->addr, self->len, MS_ASYNC));
+}
+
 TEST_F(pattern, backend_is_reported)
 {
 	int b = mmext_pattern_backend(self->p);
