@@ -107,6 +107,7 @@ struct refpage_slot {
 	void *pattern;		/* a copy of the key; NULL for a free slot */
 	size_t pattern_len;
 	int fd;
+	struct pattern_id id;	/* of fd: one fstat() per page, not per mapping */
 	unsigned int users;	/* mmap()s in progress: the fd must stay open */
 	unsigned long used;	/* cache.clock at the last lookup, for LRU eviction */
 };
@@ -155,6 +156,7 @@ static void cache_drop(struct refpage_slot *s)
 static int cache_get(const struct pattern_req *r, struct refpage_slot **slot)
 {
 	struct refpage_slot *s, *victim = NULL;
+	struct pattern_id id;
 	void *key;
 	size_t i;
 	int fd;
@@ -172,7 +174,7 @@ static int cache_get(const struct pattern_req *r, struct refpage_slot **slot)
 	}
 	/* Created under the lock: threads that miss together share one page. */
 	fd = refpage_new(r);
-	key = fd >= 0 && victim ? malloc(r->pattern_len) : NULL;
+	key = fd >= 0 && victim && !id_of(fd, 0, &id) ? malloc(r->pattern_len) : NULL;
 	if (!key) {
 		mmext__unlock(&cache.lock);
 		*slot = NULL;
@@ -185,6 +187,7 @@ static int cache_get(const struct pattern_req *r, struct refpage_slot **slot)
 	s->pattern = key;
 	s->pattern_len = r->pattern_len;
 	s->fd = fd;
+	s->id = id;
 hit:
 	s->used = cache.clock;
 	__atomic_add_fetch(&s->users, 1, __ATOMIC_RELAXED);
@@ -211,7 +214,9 @@ static int kernel_map(const struct pattern_req *r, void **addr, struct pattern_i
 	if (fd < 0)
 		return fd;
 	/* The mapping holds the reference page for as long as it lives. */
-	ret = id_of(fd, 0, id);
+	if (s)
+		*id = s->id;
+	ret = s ? 0 : id_of(fd, 0, id);
 	p = ret ? MAP_FAILED : mmap(NULL, r->len, r->prot, MAP_PRIVATE, fd, 0);
 	if (!ret && p == MAP_FAILED)
 		ret = -errno;
