@@ -103,13 +103,20 @@ static inline void mmext__vma_out(struct mmext_vma *to, const struct mmext_vma *
 }
 
 /*
- * The calling process's maps handle for the library's own lookups, which need a VMA's
- * extent, device, inode and offset but not its name: PROCMAP_QUERY is asked for none
- * (name "", kind as for no name), so that no path is too long for it. One per process,
- * kept open; get locks it (0 or -errno), put lets it go.
+ * A maps handle of the calling process for the library's own lookups, which need a
+ * VMA's extent, device, inode and offset but not its name: PROCMAP_QUERY is asked for
+ * none (name "", kind as for no name), so that no path is too long for it.
  */
-int mmext__self_maps_get(struct mmext_maps **out);
-void mmext__self_maps_put(void);
+int mmext__maps_open_self_extents(struct mmext_maps **out);
+
+/*
+ * mmext_maps_find() in the calling process for the library's own lookups: one
+ * PROCMAP_QUERY on a maps fd the library keeps open. Where that gives no answer (no
+ * ioctl, no VMA: the gate area is only in the text, an error) it asks *m, opened here
+ * with mmext__maps_open_self_extents() when NULL; the caller closes it.
+ */
+int mmext__self_find(struct mmext_maps **m, uint64_t addr, unsigned int flags,
+		     struct mmext_vma *vma);
 
 /* Set kind, flags and anon_name from name, name_len and inode. */
 void mmext__vma_classify(struct mmext_vma *v);

@@ -348,6 +348,26 @@ static int text_name_of(struct mmext_maps *m, struct mmext_vma *vma, bool listed
 	return ret < 0 ? ret : -ENAMETOOLONG;
 }
 
+static uint64_t find_query_flags(unsigned int flags)
+{
+	return (flags & MMEXT_FIND_NEXT ? PROCMAP_QUERY_COVERING_OR_NEXT_VMA : 0) |
+	       (flags & MMEXT_FIND_FILE ? PROCMAP_QUERY_FILE_BACKED_VMA : 0);
+}
+
+/* What a PROCMAP_QUERY answer says of a VMA but its name and build ID. */
+static void vma_from_query(const struct procmap_query *q, struct mmext_vma *vma)
+{
+	memset(vma, 0, sizeof(*vma));
+	vma->start = q->vma_start;
+	vma->end = q->vma_end;
+	vma->offset = q->vma_offset;
+	vma->inode = q->inode;
+	vma->dev_major = q->dev_major;
+	vma->dev_minor = q->dev_minor;
+	vma->prot = q->vma_flags & (MMEXT_VMA_READ | MMEXT_VMA_WRITE | MMEXT_VMA_EXEC |
+				    MMEXT_VMA_SHARED);
+}
+
 static int ioctl_query(struct mmext_maps *m, uint64_t addr, uint64_t qflags, bool build_id,
 		       enum query_name name, struct mmext_vma *vma)
 {
@@ -392,15 +412,7 @@ static int ioctl_query(struct mmext_maps *m, uint64_t addr, uint64_t qflags, boo
 			return -ENOMEM;
 		}
 	}
-	memset(vma, 0, sizeof(*vma));
-	vma->start = q.vma_start;
-	vma->end = q.vma_end;
-	vma->offset = q.vma_offset;
-	vma->inode = q.inode;
-	vma->dev_major = q.dev_major;
-	vma->dev_minor = q.dev_minor;
-	vma->prot = q.vma_flags & (MMEXT_VMA_READ | MMEXT_VMA_WRITE | MMEXT_VMA_EXEC |
-				   MMEXT_VMA_SHARED);
+	vma_from_query(&q, vma);
 	if (name == QUERY_NO_NAME) {
 		vma->name = "";
 	} else {
@@ -482,13 +494,97 @@ fail:
 	return ret;
 }
 
-/* The memory of a handle, not its fds. */
-static void maps_free(struct mmext_maps *m)
+int mmext__maps_open_self_extents(struct mmext_maps **out)
 {
-	free(m->iter.buf);
-	free(m->find.buf);
-	free(m->name);
-	free(m);
+	int ret = mmext_maps_open(0, NULL, out);
+
+	if (!ret)
+		(*out)->no_names = true;
+	return ret;
+}
+
+/*
+ * A maps fd of this process kept open for mmext__self_find(), so that a lookup is one
+ * query, not two opens, a probe and two closes. The lock is held only to check or
+ * replace it: a fork() child's is its parent's (another mm), closed and replaced; one
+ * that a program closed under the library (closefrom()) is told by fstat() and dropped
+ * unclosed, as its number may be another file's by now. The fd holds the mm, so it
+ * still answers once the thread that opened it has exited.
+ */
+static struct {
+	int lock;		/* mmext__lock() */
+	int fd;			/* -1: none */
+	unsigned long owner;	/* mmext__process_gen() of the process that opened it */
+	dev_t dev;
+	ino_t ino;
+} self_q = { .fd = -1 };
+
+static bool self_q_ours(void)
+{
+	struct stat st;
+
+	return !fstat(self_q.fd, &st) && st.st_dev == self_q.dev && st.st_ino == self_q.ino;
+}
+
+/* The kept fd, or -errno (also where PROCMAP_QUERY is missing). */
+static int self_query_fd(void)
+{
+	unsigned long me = mmext__process_gen();
+	struct stat st;
+	int fd;
+
+	/* Taken over from a thread that did not come along: fd may be half set. */
+	if (mmext__lock(&self_q.lock))
+		self_q.fd = -1;
+	if (self_q.fd >= 0 && (self_q.owner != me || !self_q_ours())) {
+		if (self_q.owner != me && self_q_ours())
+			close(self_q.fd);
+		self_q.fd = -1;
+	}
+	fd = self_q.fd;
+	if (fd < 0) {
+		fd = mmext__need(MMEXT_FEAT_PROCMAP_QUERY);
+		if (!fd)
+			fd = mmext__open_proc(0, "maps", O_RDONLY);
+		if (fd >= 0 && fstat(fd, &st)) {
+			int err = -errno;
+
+			close(fd);
+			fd = err;
+		}
+		if (fd >= 0) {
+			self_q.fd = fd;
+			self_q.owner = me;
+			self_q.dev = st.st_dev;
+			self_q.ino = st.st_ino;
+		}
+	}
+	mmext__unlock(&self_q.lock);
+	return fd;
+}
+
+int mmext__self_find(struct mmext_maps **m, uint64_t addr, unsigned int flags,
+		     struct mmext_vma *vma)
+{
+	struct procmap_query q = {
+		.size = sizeof(q),
+		.query_flags = find_query_flags(flags),
+		.query_addr = addr,
+	};
+	int fd = self_query_fd(), ret;
+
+	if (fd >= 0 && !ioctl(fd, PROCMAP_QUERY, &q)) {
+		vma_from_query(&q, vma);
+		vma->name = "";
+		mmext__vma_classify(vma);
+		return 0;
+	}
+	if (!*m) {
+		ret = mmext__maps_open_self_extents(m);
+		if (ret)
+			return ret;
+	}
+	return mmext_maps_find(*m, addr, flags, vma);
 }
 
 MMEXT_API void mmext_maps_close(struct mmext_maps *m)
@@ -499,87 +595,10 @@ MMEXT_API void mmext_maps_close(struct mmext_maps *m)
 		close(m->find.fd);
 	close(m->fd);
 	close(m->dir);
-	maps_free(m);
-}
-
-/*
- * Kept open, so that each lookup costs a query, not two opens and a probe. Under the
- * lock from get to put: lookups share its cursors. A fork() child's is its parent's
- * (another mm) and is replaced; fds that a program closed under it (closefrom()) are
- * dropped unclosed, as their numbers may be another file's by now.
- */
-static struct {
-	int lock;		/* mmext__lock() */
-	struct mmext_maps *m;
-	int fd;			/* m->fd when dev and ino were taken (a lookup may reopen) */
-	dev_t dev;		/* of m->fd, to tell it is still ours */
-	ino_t ino;
-} self_maps;
-
-static bool self_maps_ours(void)
-{
-	struct stat st;
-
-	return !fstat(self_maps.m->fd, &st) && st.st_dev == self_maps.dev &&
-	       st.st_ino == self_maps.ino;
-}
-
-static int self_maps_note(struct mmext_maps *m)
-{
-	struct stat st;
-
-	if (fstat(m->fd, &st))
-		return -errno;
-	self_maps.fd = m->fd;
-	self_maps.dev = st.st_dev;
-	self_maps.ino = st.st_ino;
-	return 0;
-}
-
-int mmext__self_maps_get(struct mmext_maps **out)
-{
-	struct mmext_maps *m;
-	int ret;
-
-	/* Taken over from a thread that did not come along: the handle may be half made. */
-	if (mmext__lock(&self_maps.lock))
-		self_maps.m = NULL;
-	m = self_maps.m;
-	if (m && (m->owner != mmext__process_gen() || !self_maps_ours())) {
-		if (self_maps_ours())
-			mmext_maps_close(m);
-		else
-			maps_free(m);
-		self_maps.m = NULL;
-	}
-	if (!self_maps.m) {
-		ret = mmext_maps_open(0, NULL, &m);
-		if (!ret) {
-			ret = self_maps_note(m);
-			if (ret)
-				mmext_maps_close(m);
-		}
-		if (ret) {
-			mmext__unlock(&self_maps.lock);
-			return ret;
-		}
-		m->no_names = true;
-		self_maps.m = m;
-	}
-	*out = self_maps.m;
-	return 0;
-}
-
-void mmext__self_maps_put(void)
-{
-	struct mmext_maps *m = self_maps.m;
-
-	/* A lookup that found the address space gone reopened it. */
-	if (m->fd != self_maps.fd && self_maps_note(m)) {
-		mmext_maps_close(m);
-		self_maps.m = NULL;
-	}
-	mmext__unlock(&self_maps.lock);
+	free(m->iter.buf);
+	free(m->find.buf);
+	free(m->name);
+	free(m);
 }
 
 MMEXT_API int mmext_maps_backend(const struct mmext_maps *m)
@@ -689,12 +708,8 @@ MMEXT_API int mmext_maps_find(struct mmext_maps *m, uint64_t addr, unsigned int 
 		return -EINVAL;
 	if (m->find_backend == MMEXT_MAPS_IOCTL) {
 		enum query_name name = m->no_names ? QUERY_NO_NAME : QUERY_NAME_OR_TEXT;
-		uint64_t q = 0;
+		uint64_t q = find_query_flags(flags);
 
-		if (flags & MMEXT_FIND_NEXT)
-			q |= PROCMAP_QUERY_COVERING_OR_NEXT_VMA;
-		if (flags & MMEXT_FIND_FILE)
-			q |= PROCMAP_QUERY_FILE_BACKED_VMA;
 		ret = ioctl_query(m, addr, q, m->flags & MMEXT_MAPS_BUILD_ID, name, vma);
 		if (ret == -ESRCH && !reopen(m))
 			ret = ioctl_query(m, addr, q, m->flags & MMEXT_MAPS_BUILD_ID, name, vma);

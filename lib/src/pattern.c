@@ -436,16 +436,13 @@ static bool vma_is_pattern(const struct mmext_pattern *p, const struct mmext_vma
 static int each_own_part(struct mmext_pattern *p, uintptr_t a, uintptr_t e,
 			 int (*fn)(uintptr_t, size_t))
 {
-	struct mmext_maps *m;
+	struct mmext_maps *m = NULL;
 	struct mmext_vma v;
 	uintptr_t s, t;
-	int ret, skipped = 0;
+	int ret = 0, skipped = 0;
 
-	ret = mmext__self_maps_get(&m);
-	if (ret)
-		return ret;
 	while (a < e) {
-		ret = mmext_maps_find(m, a, MMEXT_FIND_NEXT, &v);
+		ret = mmext__self_find(&m, a, MMEXT_FIND_NEXT, &v);
 		if (ret == -ENOENT || (!ret && v.start >= e)) {
 			skipped = 1;
 			ret = 0;
@@ -464,7 +461,7 @@ static int each_own_part(struct mmext_pattern *p, uintptr_t a, uintptr_t e,
 			break;
 		a = t;
 	}
-	mmext__self_maps_put();
+	mmext_maps_close(m);
 	return ret ? ret : skipped ? -ENOMEM : 0;
 }
 

@@ -248,19 +248,17 @@ static bool pms_release(struct mmext_ww *w, uintptr_t a, uintptr_t e)
  */
 static void pms_close(struct mmext_ww *w)
 {
-	struct mmext_maps *m;
+	struct mmext_maps *m = NULL;
 	struct mmext_vma v;
 	uintptr_t a = w->start;
 
 	if (w->owner != mmext__process_gen() || pms_release(w, w->start, w->end))
 		return;
-	if (mmext__self_maps_get(&m))
-		return;
-	while (a < w->end && !mmext_maps_find(m, a, MMEXT_FIND_NEXT, &v) && v.start < w->end) {
+	while (a < w->end && !mmext__self_find(&m, a, MMEXT_FIND_NEXT, &v) && v.start < w->end) {
 		a = v.end < w->end ? v.end : w->end;
 		pms_release(w, v.start > w->start ? v.start : w->start, a);
 	}
-	mmext__self_maps_put();
+	mmext_maps_close(m);
 }
 
 /* ---- soft-dirty ---- */
@@ -609,23 +607,20 @@ static int backend_open(struct mmext_ww *w, int backend)
 /* Whether addr..end is mapped throughout: 0, -ENOMEM at a hole, else -errno. */
 static int range_mapped(uintptr_t addr, uintptr_t end)
 {
-	struct mmext_maps *m;
+	struct mmext_maps *m = NULL;
 	struct mmext_vma v;
 	uintptr_t cur = addr;
-	int ret;
+	int ret = 0;
 
-	ret = mmext__self_maps_get(&m);
-	if (ret)
-		return ret;
 	while (cur < end) {
-		ret = mmext_maps_find(m, cur, 0, &v);
+		ret = mmext__self_find(&m, cur, 0, &v);
 		if (ret == -ENOENT)
 			ret = -ENOMEM;
 		if (ret)
 			break;
 		cur = v.end;
 	}
-	mmext__self_maps_put();
+	mmext_maps_close(m);
 	return ret;
 }
 

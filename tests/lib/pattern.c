@@ -151,26 +151,25 @@ TEST_F(pattern, reset_and_unmap_skip_memory_mapped_since)
 	munmap(moved, psz);
 }
 
-/* Close the fds that read this process's maps (the library's), and say how many. */
-static int close_maps_fds(void)
+/* The fds of this process's maps (the library's): their numbers in fd[], their count. */
+static int maps_fds(pid_t pid, int *fd, int max)
 {
-	char link[128], want[2][64];
+	char link[128], want[64];
 	struct dirent *e;
 	int n = 0;
 	DIR *d = opendir("/proc/self/fd");
 
 	if (!d)
 		return -1;
-	snprintf(want[0], sizeof(want[0]), "/proc/%d/maps", getpid());
-	snprintf(want[1], sizeof(want[1]), "/proc/%d", getpid());
-	while ((e = readdir(d))) {
+	snprintf(want, sizeof(want), "/proc/%d/maps", pid);
+	while ((e = readdir(d)) && n < max) {
 		ssize_t len = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
 
 		if (len < 0)
 			continue;
 		link[len] = 0;
-		if (!strcmp(link, want[0]) || !strcmp(link, want[1]))
-			n += !close(atoi(e->d_name));
+		if (!strcmp(link, want) && atoi(e->d_name) != dirfd(d))
+			fd[n++] = atoi(e->d_name);
 	}
 	closedir(d);
 	return n;
@@ -191,25 +190,41 @@ static bool fd_is(int fd, const char *path)
 
 /*
  * A program that closes fds it did not open (closefrom()) and opens others in their
- * place: unmap still finds its mapping, and leaves the program's new fds alone.
+ * place, here another process's maps, where the mapping is not: unmap still finds it
+ * in its own, and leaves the program's new fds alone.
  */
-TEST_F(pattern, unmap_after_the_maps_fds_were_closed)
+TEST_F(pattern, unmap_after_the_maps_fd_was_closed)
 {
-	int fd[2];
+	int fd[4], n, i, other;
+	char path[64];
 
 	ASSERT_EQ(0, mmext_pattern_reset(self->p, self->addr, self->psz));
-	ASSERT_LT(0, close_maps_fds());
-	fd[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	fd[1] = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	ASSERT_LE(0, fd[0]);
-	ASSERT_LE(0, fd[1]);
+	n = maps_fds(getpid(), fd, 4);
+	ASSERT_LT(0, n);
+	snprintf(path, sizeof(path), "/proc/%d/maps", getppid());
+	other = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, other);
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(fd[i], dup3(other, fd[i], O_CLOEXEC));
 	mmext_pattern_unmap(self->p);
 	self->p = NULL;
 	EXPECT_EQ(-1, msync(self->addr, self->len, MS_ASYNC));
-	EXPECT_TRUE(fd_is(fd[0], "/dev/null"));
-	EXPECT_TRUE(fd_is(fd[1], "/dev/null"));
-	close(fd[0]);
-	close(fd[1]);
+	for (i = 0; i < n; i++) {
+		EXPECT_TRUE(fd_is(fd[i], path));
+		close(fd[i]);
+	}
+	close(other);
+}
+
+static int child_unmaps_its_copy(void *arg)
+{
+	FIXTURE_DATA(pattern) *self = arg;
+	int fd;
+
+	mmext_pattern_unmap(self->p);
+	if (msync(self->addr, self->len, MS_ASYNC) != -1)
+		return 1;
+	return maps_fds(getppid(), &fd, 1) ? 2 : 0;	/* the parent's, inherited */
 }
 
 static int child_unmaps_what_replaced_it(void *arg)
@@ -226,18 +241,10 @@ static int child_unmaps_what_replaced_it(void *arg)
 	return strcmp((char *)a, "kept") ? 2 : 0;	/* SIGSEGV if unmapped */
 }
 
-static int child_unmaps_its_copy(void *arg)
-{
-	FIXTURE_DATA(pattern) *self = arg;
-
-	mmext_pattern_unmap(self->p);
-	return msync(self->addr, self->len, MS_ASYNC) == -1 ? 0 : 1;
-}
-
 /*
- * A fork child's lookups read the child's maps, not the parent's through the fds it
- * inherited: it unmaps its copy, and leaves alone what replaced its copy although the
- * parent's is still there.
+ * A fork child's lookups read the child's maps, not the parent's through the fd it
+ * inherited, which it closes: it unmaps its copy, and leaves alone what replaced its
+ * copy although the parent's is still there.
  */
 TEST_F(pattern, fork_child_reads_its_own_maps)
 {
