@@ -536,10 +536,13 @@ static int self_query_fd(void)
 	/* Taken over from a thread that did not come along: fd may be half set. */
 	if (mmext__lock(&self_q.lock))
 		self_q.fd = -1;
-	if (self_q.fd >= 0 && (self_q.owner != me || !self_q_ours())) {
-		if (self_q.owner != me && self_q_ours())
+	if (self_q.fd >= 0) {
+		bool ours = self_q_ours();
+
+		if (ours && self_q.owner != me)
 			close(self_q.fd);
-		self_q.fd = -1;
+		if (!ours || self_q.owner != me)
+			self_q.fd = -1;
 	}
 	fd = self_q.fd;
 	if (fd < 0) {
