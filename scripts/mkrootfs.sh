@@ -14,8 +14,9 @@
 # openssh-server, busybox's init running tests/syzkaller/guest-rc and sshd, and root's
 # login by the key build/rootfs/syzkaller.key (generated once). --systemd builds the
 # root a user's Debian 12 has, for the installed tier (tests/installed/): the essential
-# set, apt, systemd as init, udev, dbus, initramfs-tools and iproute2 (not the list), as a tar
-# archive (the tier installs packages into it before making its disk).
+# set, apt, systemd as init, udev, dbus, initramfs-tools, iproute2, Debian's kernel and
+# GRUB's update-grub (not the list), as a tar archive (the tier installs packages into it
+# before making its disk).
 # Needs root and mmdebstrap (scripts/deps.sh). scripts/vm.sh --rootfs boots the plain one.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -40,9 +41,11 @@ if [ $flavour = systemd ]; then
 	# A user's system, not the benchmarks' programs: the list is left out.
 	list=/dev/null
 	# iproute2 stands for the rest of Debian's "important" set, which every installed
-	# system has: it brings libelf1, which the kernel's headers package needs.
+	# system has: it brings libelf1, which the kernel's headers package needs. Debian's
+	# own kernel and GRUB's configuration tools (not its boot loader, which wants a disk
+	# to install to) are what ours is installed beside.
 	extra=(apt passwd e2fsprogs procps systemd systemd-sysv udev dbus libpam-systemd initramfs-tools zstd
-	       iproute2)
+	       iproute2 linux-image-amd64 grub-common grub2-common)
 fi
 if [ $flavour = syzkaller ]; then
 	rc=$MMEXT_ROOT/tests/syzkaller/guest-rc

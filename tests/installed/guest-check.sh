@@ -6,7 +6,8 @@
 # as scripts/vm.sh's guests report: "RESULT NAME pass|fail|skip P F S" per check between
 # MMEXT-OUTPUT-BEGIN/END, the kernel's journal between MMEXT-DMESG-BEGIN/END, then
 # MMEXT-EXIT STATUS; then it powers the machine off.
-# /etc/mmext-installed sets RELEASE (the kernel package's) and MMEXT_USER (an ordinary user).
+# /etc/mmext-installed sets RELEASE (the kernel package's), MMEXT_USER (an ordinary user) and
+# DEBIAN_RELEASE (the release of the image's own Debian kernel).
 set -u
 exec > /dev/ttyS1 2>&1
 . /etc/mmext-installed
@@ -83,6 +84,29 @@ case $pol:$urc:$rrc in
 2:0:0|1:125:0|0:125:125) result cow-pte-policy pass "enabled=$pol: user $urc, root $rrc" ;;
 *) result cow-pte-policy fail "enabled=$pol: user exit $urc, root exit $rrc" ;;
 esac
+
+# GRUB as Debian 12 keeps it (grub-common, grub2-common's kernel hooks): its default entry
+# is the newest release, ours; purging our kernel here runs the hooks again and Debian's
+# becomes the default. Last, since it removes the running kernel's modules.
+grub_default() { awk '$1 == "linux" { print $2; exit }' /boot/grub/grub.cfg; }
+if ! command -v update-grub > /dev/null || [ ! -f "/boot/vmlinuz-$DEBIAN_RELEASE" ]; then
+	result grub-default fail "the image lacks update-grub or /boot/vmlinuz-$DEBIAN_RELEASE"
+else
+	mkdir -p /boot/grub
+	update-grub > /tmp/update-grub.log 2>&1; rc=$?
+	if [ $rc = 0 ] && [ "$(grub_default)" = "/boot/vmlinuz-$RELEASE" ]; then
+		result grub-default pass "first of $(grep -c 'vmlinuz-' /boot/grub/grub.cfg) linux lines"
+	else
+		result grub-default fail "update-grub exit $rc, default '$(grub_default 2>&1)': $(tail -n 3 /tmp/update-grub.log | xargs)"
+	fi
+	DEBIAN_FRONTEND=noninteractive apt-get purge -y "linux-image-$RELEASE" "linux-headers-$RELEASE" \
+		> /tmp/purge.log 2>&1; rc=$?
+	if [ $rc = 0 ] && [ "$(grub_default)" = "/boot/vmlinuz-$DEBIAN_RELEASE" ]; then
+		result grub-default-after-purge pass "$DEBIAN_RELEASE"
+	else
+		result grub-default-after-purge fail "apt-get exit $rc, default '$(grub_default 2>&1)': $(tail -n 3 /tmp/purge.log | xargs)"
+	fi
+fi
 echo MMEXT-OUTPUT-END
 echo MMEXT-DMESG-BEGIN
 journalctl -b -k -o short-monotonic --no-pager

@@ -74,7 +74,7 @@ cc -O2 -I"$logs/dev/usr/include" -o "$logs/mmext-tour" "$MMEXT_ROOT/examples/tou
 # dpkg, the release for GRUB, whose default entry is the newest release (Debian's
 # 10_linux compares them as dpkg versions, with -rc, -test and the like made ~rc, ~test).
 grub_ver() { sed -E 's/[._-](pre|rc|test|git|old|trunk)/~\1/g' <<< "$1"; }
-deb_rel=${rel%%-*}+deb12-amd64
+deb_rel=$MMEXT_DEBIAN_RELEASE
 dpkg --compare-versions "$(grub_ver "$rel")" gt "$(grub_ver "$deb_rel")" &&
 	dpkg --compare-versions "$kver" gt "$MMEXT_BASE_VERSION" &&
 	result sorts-after-debian pass "$rel after $deb_rel, $kver after $MMEXT_BASE_VERSION" ||
@@ -87,7 +87,10 @@ tar -C "$tree" --numeric-owner --xattrs -xpf "$rootfs"
 chroot "$tree" useradd -m -s /bin/bash "$user"
 install -m 755 "$MMEXT_ROOT/tests/installed/guest-check.sh" "$tree/usr/local/sbin/mmext-installed-check"
 install -m 755 "$logs/mmext-tour" "$tree/usr/local/bin/mmext-tour"
-printf 'RELEASE=%s\nMMEXT_USER=%s\n' "$rel" "$user" > "$tree/etc/mmext-installed"
+# The Debian kernel the root came with (linux-image-amd64), GRUB's default until ours.
+debian_rel=$(cd "$tree/boot" && ls vmlinuz-* | sed 's/^vmlinuz-//')
+[ "$(echo "$debian_rel" | wc -w)" = 1 ] || die "the root has kernels '$debian_rel', not one of Debian's"
+printf 'RELEASE=%s\nMMEXT_USER=%s\nDEBIAN_RELEASE=%s\n' "$rel" "$user" "$debian_rel" > "$tree/etc/mmext-installed"
 cat > "$tree/etc/systemd/system/mmext-installed-check.service" <<EOF
 [Unit]
 Description=mmext installed tier: checks, reported on ttyS1
