@@ -175,6 +175,12 @@ int mmext__refpage_nr(long *nr, const char **detail);
  */
 int mmext__cow_pte_option(long *opt, const char **detail);
 
+/*
+ * Is RELEASE (uname -r) Linux MAJOR.MINOR or later? false when it does not start
+ * with two numbers.
+ */
+bool mmext__release_at_least(const char *release, unsigned int major, unsigned int minor);
+
 /* 1 when mmext_probe() says feature f is available. */
 bool mmext__have(enum mmext_feature f);
 

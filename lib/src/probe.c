@@ -2,10 +2,12 @@
 /* Feature probe: one small experiment per feature, cached. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <mmext/uapi.h>
@@ -93,6 +95,33 @@ static void probe_marker(struct mmext_feature_status *st, const char *path,
 		set(st, EOPNOTSUPP, "present in the kernel but disabled");
 	else
 		set(st, 0, "provided by the mmext kernel patch");
+}
+
+bool mmext__release_at_least(const char *release, unsigned int major, unsigned int minor)
+{
+	unsigned int ma, mi;
+
+	if (sscanf(release, "%u.%u", &ma, &mi) != 2)
+		return false;
+	return ma > major || (ma == major && mi >= minor);
+}
+
+/*
+ * The 6.12 backport's marker is a switch. Mainline reads /proc/PID/maps under per-VMA
+ * locks since 6.17 and answers PROCMAP_QUERY so since 6.18, with no marker: only the
+ * version tells (per-VMA locks need SMP, which every kernel of an architecture with
+ * them builds in practice).
+ */
+static void probe_maps_lockless(struct mmext_feature_status *st)
+{
+	struct utsname u;
+
+	probe_marker(st, MMEXT_MAPS_LOCKLESS_SYSFS,
+		     "maps read under mmap_lock: a kernel before 6.18 without the mmext "
+		     "lockless-maps patch (marker " MMEXT_MAPS_LOCKLESS_SYSFS ")");
+	if (st->reason == ENOENT && !uname(&u) && mmext__release_at_least(u.release, 6, 18))
+		set(st, 0, "mainline 6.18 or later: maps and PROCMAP_QUERY under per-VMA "
+			   "locks (told by the version; mainline has no marker)");
 }
 
 #define REFPAGE_ABSENT "no reference pages: not in any released kernel; needs the mmext " \
@@ -359,9 +388,7 @@ static void probe_one(enum mmext_feature f, struct mmext_feature_status *st)
 		probe_refpage(st);
 		break;
 	case MMEXT_FEAT_MAPS_LOCKLESS:
-		probe_marker(st, MMEXT_MAPS_LOCKLESS_SYSFS,
-			     "maps read under mmap_lock: needs the mmext lockless-maps patch "
-			     "(marker " MMEXT_MAPS_LOCKLESS_SYSFS ")");
+		probe_maps_lockless(st);
 		break;
 	case MMEXT_FEAT_COW_PTE:
 		probe_cow_pte(st);

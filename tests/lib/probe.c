@@ -11,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/utsname.h>
 
 #include <mmext/uapi.h>
 #include "helpers.h"
@@ -77,6 +78,17 @@ TEST(version_matches_header)
 	EXPECT_STREQ(want, mmext_version());
 }
 
+/* Is the running kernel Linux 6.18 or later, by uname(2)? Read here, not by the library. */
+static bool t_kernel_6_18(void)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return false;
+	return ma > 6 || (ma == 6 && mi >= 18);
+}
+
 /* The provisional-marker features follow their marker files exactly. */
 TEST(patch_features_follow_their_markers)
 {
@@ -98,6 +110,12 @@ TEST(patch_features_follow_their_markers)
 		/* So do COW page tables: the switch of both forms. */
 		if (m[i].f == MMEXT_FEAT_COW_PTE && !access(MMEXT_COW_PTE_ENABLED_SYSFS, F_OK)) {
 			TH_LOG("%s present: %s", MMEXT_COW_PTE_ENABLED_SYSFS, st.detail);
+			continue;
+		}
+		/* Mainline has lockless maps without a marker since 6.18. */
+		if (m[i].f == MMEXT_FEAT_MAPS_LOCKLESS && access(m[i].path, F_OK) &&
+		    t_kernel_6_18()) {
+			EXPECT_EQ(1, st.available) TH_LOG("%s", st.detail);
 			continue;
 		}
 		if (access(m[i].path, F_OK)) {
@@ -774,5 +792,72 @@ COW_PTE_CASE(bad_option, "cow\n", "2\n", EINVAL, -1, -EOPNOTSUPP)
 /* A malformed switch without the backport marker: no option either. */
 COW_PTE_CASE(bad_enabled, NULL, "on\n", EINVAL, -1, -EOPNOTSUPP)
 COW_PTE_CASE(enabled_out_of_range, NULL, "3\n", EINVAL, -1, -EOPNOTSUPP)
+
+/* The library's version test (lib/src/probe.c), linked statically. */
+bool mmext__release_at_least(const char *release, unsigned int major, unsigned int minor);
+
+TEST(release_order)
+{
+	EXPECT_TRUE(mmext__release_at_least("6.18.0", 6, 18));
+	EXPECT_TRUE(mmext__release_at_least("6.18", 6, 18));
+	EXPECT_TRUE(mmext__release_at_least("6.18-rc1", 6, 18));
+	EXPECT_TRUE(mmext__release_at_least("6.19.2-arch1-1", 6, 18));
+	EXPECT_TRUE(mmext__release_at_least("7.3.4-mmext1-amd64", 6, 18));
+	EXPECT_TRUE(mmext__release_at_least("10.0.0", 6, 18));
+	EXPECT_FALSE(mmext__release_at_least("6.17.9", 6, 18));
+	EXPECT_FALSE(mmext__release_at_least("6.12.117-mmext1-amd64", 6, 18));
+	EXPECT_FALSE(mmext__release_at_least("5.19.0", 6, 18));
+	EXPECT_FALSE(mmext__release_at_least("6", 6, 18));
+	EXPECT_FALSE(mmext__release_at_least("", 6, 18));
+	EXPECT_FALSE(mmext__release_at_least("linux-6.18", 6, 18));
+}
+
+/*
+ * The lockless-maps marker stood in (TEXT, or no file for NULL): the backport's switch
+ * decides wherever it is; without it the version does.
+ */
+struct maps_lockless_case {
+	const char *text;
+	int want_reason;	/* -1: available from 6.18, ENOENT before */
+};
+
+static int maps_lockless_case_child(void *arg)
+{
+	const struct maps_lockless_case *c = arg;
+	const char *const path[2] = { MMEXT_MAPS_LOCKLESS_SYSFS, NULL };
+	const char *const text[2] = { c->text, NULL };
+	struct mmext_feature_status st;
+	int want = c->want_reason;
+
+	if (t_markers("/sys/kernel/mm/lockless_maps", path, text))
+		return T_NO_STANDIN;
+	if (mmext_probe(MMEXT_FEAT_MAPS_LOCKLESS, &st))
+		return 2;
+	if (want < 0)
+		want = t_kernel_6_18() ? 0 : ENOENT;
+	if (st.reason != want || st.available != !want) {
+		fprintf(stderr, "#      probe: reason %d, want %d (%s)\n", st.reason, want,
+			st.detail);
+		return 3;
+	}
+	return 0;
+}
+
+#define MAPS_LOCKLESS_CASE(name, text, reason)					\
+	TEST(maps_lockless_marker_##name)					\
+	{									\
+		struct maps_lockless_case c = { text, reason };			\
+										\
+		T_EXPECT_CHILD_OK(t_child_status(maps_lockless_case_child, &c),	\
+				  "cannot stand the marker in (needs root and mount " \
+				  "namespaces)");				\
+	}
+
+MAPS_LOCKLESS_CASE(on, "1\n", 0)
+/* Switched off on the backport: off, whatever the version. */
+MAPS_LOCKLESS_CASE(off, "0\n", EOPNOTSUPP)
+MAPS_LOCKLESS_CASE(malformed, "yes\n", EINVAL)
+/* No marker: mainline's from 6.18 on. */
+MAPS_LOCKLESS_CASE(none, NULL, -1)
 
 TEST_HARNESS_MAIN

@@ -53,7 +53,7 @@ extern "C" {
 enum mmext_feature {
 	MMEXT_FEAT_ANON_NAME = 0,	/* prctl(PR_SET_VMA_ANON_NAME), private anon */
 	MMEXT_FEAT_REFPAGE = 1,		/* reference pages (mmext patch) */
-	MMEXT_FEAT_MAPS_LOCKLESS = 2,	/* lockless maps (mmext patch) */
+	MMEXT_FEAT_MAPS_LOCKLESS = 2,	/* lockless maps (mmext patch, mainline 6.18) */
 	MMEXT_FEAT_COW_PTE = 3,		/* COW page tables (mmext patch) */
 	MMEXT_FEAT_WRITEWATCH = 4,	/* write tracking: PAGEMAP_SCAN + uffd WP_ASYNC */
 	MMEXT_FEAT_PROCMAP_QUERY = 5,	/* ioctl on /proc/PID/maps (6.11) */
