@@ -181,6 +181,17 @@ int mmext__cow_pte_option(long *opt, const char **detail);
  */
 bool mmext__release_at_least(const char *release, unsigned int major, unsigned int minor);
 
+/*
+ * Lockless maps on a kernel without the 6.12 backport's marker, from what it says of
+ * itself: RELEASE and MACHINE (uname), CONFIG (1: CONFIG_PER_VMA_LOCK=y in
+ * /boot/config-RELEASE, 0: not there, -1: no such file) and KERNEL_MAX
+ * (/sys/devices/system/cpu/kernel_max, 0 on a uniprocessor build, -1 unread). 0 when
+ * available, else the probe's reason (ENOENT, or ENODATA when nothing can tell);
+ * *detail says why.
+ */
+int mmext__maps_lockless_rule(const char *release, const char *machine, int config,
+			      long kernel_max, const char **detail);
+
 /* 1 when mmext_probe() says feature f is available. */
 bool mmext__have(enum mmext_feature f);
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -97,31 +98,107 @@ static void probe_marker(struct mmext_feature_status *st, const char *path,
 		set(st, 0, "provided by the mmext kernel patch");
 }
 
+/* A decimal number at *s, with no sign or space before it; *s moves past it. */
+static bool release_number(const char **s, unsigned long *v)
+{
+	char *end;
+
+	if (**s < '0' || **s > '9')
+		return false;
+	errno = 0;
+	*v = strtoul(*s, &end, 10);
+	*s = end;
+	return !errno;
+}
+
 bool mmext__release_at_least(const char *release, unsigned int major, unsigned int minor)
 {
-	unsigned int ma, mi;
+	unsigned long ma, mi;
 
-	if (sscanf(release, "%u.%u", &ma, &mi) != 2)
+	if (!release_number(&release, &ma) || *release++ != '.' ||
+	    !release_number(&release, &mi))
 		return false;
 	return ma > major || (ma == major && mi >= minor);
 }
 
+/* uname -m of the architectures whose every 6.18 kernel may have per-VMA locks. */
+static const char *const per_vma_lock_machines[] = {
+	"x86_64", "aarch64", "s390x", "riscv64", "loongarch64", "ppc64le", "ppc64",
+};
+
+int mmext__maps_lockless_rule(const char *release, const char *machine, int config,
+			      long kernel_max, const char **detail)
+{
+	unsigned int i;
+
+	if (!mmext__release_at_least(release, 6, 18)) {
+		*detail = "maps read under mmap_lock: a kernel before 6.18 without the mmext "
+			  "lockless-maps patch (marker " MMEXT_MAPS_LOCKLESS_SYSFS ")";
+		return ENOENT;
+	}
+	if (config == 1) {
+		*detail = "mainline 6.18 or later with CONFIG_PER_VMA_LOCK: maps and "
+			  "PROCMAP_QUERY under per-VMA locks (its version and config say so)";
+		return 0;
+	}
+	if (config == 0) {
+		*detail = "maps read under mmap_lock: built without CONFIG_PER_VMA_LOCK";
+		return ENOENT;
+	}
+	for (i = 0; i < sizeof(per_vma_lock_machines) / sizeof(*per_vma_lock_machines); i++) {
+		if (!strcmp(machine, per_vma_lock_machines[i]) && kernel_max > 0) {
+			*detail = "mainline 6.18 or later, SMP, an architecture with per-VMA "
+				  "locks: maps and PROCMAP_QUERY under them (told by the version; "
+				  "no config to read)";
+			return 0;
+		}
+	}
+	*detail = "mainline 6.18 or later, but no config to read and an architecture or "
+		  "uniprocessor build that may lack per-VMA locks: cannot tell";
+	return ENODATA;
+}
+
+/* 1 if the config file has CONFIG_PER_VMA_LOCK=y, 0 if not, -1 without one to read. */
+static int config_per_vma_lock(const char *release)
+{
+	char path[128 + sizeof(((struct utsname *)0)->release)], line[256];
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/boot/config-%s", release);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strcmp(line, "CONFIG_PER_VMA_LOCK=y\n");
+	fclose(f);
+	return found;
+}
+
 /*
  * The 6.12 backport's marker is a switch. Mainline reads /proc/PID/maps under per-VMA
- * locks since 6.17 and answers PROCMAP_QUERY so since 6.18, with no marker: only the
- * version tells (per-VMA locks need SMP, which every kernel of an architecture with
- * them builds in practice).
+ * locks since 6.17 and answers PROCMAP_QUERY so since 6.18, where the kernel has them,
+ * and publishes no marker: the version, the config in /boot and the architecture tell.
  */
 static void probe_maps_lockless(struct mmext_feature_status *st)
 {
+	const char *detail;
 	struct utsname u;
+	long kernel_max;
+	int reason;
 
-	probe_marker(st, MMEXT_MAPS_LOCKLESS_SYSFS,
-		     "maps read under mmap_lock: a kernel before 6.18 without the mmext "
-		     "lockless-maps patch (marker " MMEXT_MAPS_LOCKLESS_SYSFS ")");
-	if (st->reason == ENOENT && !uname(&u) && mmext__release_at_least(u.release, 6, 18))
-		set(st, 0, "mainline 6.18 or later: maps and PROCMAP_QUERY under per-VMA "
-			   "locks (told by the version; mainline has no marker)");
+	probe_marker(st, MMEXT_MAPS_LOCKLESS_SYSFS, "");
+	if (st->reason != ENOENT)
+		return;
+	if (uname(&u)) {
+		set(st, errno, "uname() failed");
+		return;
+	}
+	if (mmext__read_marker("/sys/devices/system/cpu/kernel_max", &kernel_max))
+		kernel_max = -1;
+	reason = mmext__maps_lockless_rule(u.release, u.machine, config_per_vma_lock(u.release),
+					   kernel_max, &detail);
+	set(st, reason, detail);
 }
 
 #define REFPAGE_ABSENT "no reference pages: not in any released kernel; needs the mmext " \

@@ -78,17 +78,6 @@ TEST(version_matches_header)
 	EXPECT_STREQ(want, mmext_version());
 }
 
-/* Is the running kernel Linux 6.18 or later, by uname(2)? Read here, not by the library. */
-static bool t_kernel_6_18(void)
-{
-	struct utsname u;
-	int ma = 0, mi = 0;
-
-	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
-		return false;
-	return ma > 6 || (ma == 6 && mi >= 18);
-}
-
 /* The provisional-marker features follow their marker files exactly. */
 TEST(patch_features_follow_their_markers)
 {
@@ -112,10 +101,9 @@ TEST(patch_features_follow_their_markers)
 			TH_LOG("%s present: %s", MMEXT_COW_PTE_ENABLED_SYSFS, st.detail);
 			continue;
 		}
-		/* Mainline has lockless maps without a marker since 6.18. */
-		if (m[i].f == MMEXT_FEAT_MAPS_LOCKLESS && access(m[i].path, F_OK) &&
-		    t_kernel_6_18()) {
-			EXPECT_EQ(1, st.available) TH_LOG("%s", st.detail);
+		/* Without the marker, mainline's rule decides (maps_lockless_rule below). */
+		if (m[i].f == MMEXT_FEAT_MAPS_LOCKLESS && access(m[i].path, F_OK)) {
+			TH_LOG("%s absent: %s", m[i].path, st.detail);
 			continue;
 		}
 		if (access(m[i].path, F_OK)) {
@@ -793,32 +781,110 @@ COW_PTE_CASE(bad_option, "cow\n", "2\n", EINVAL, -1, -EOPNOTSUPP)
 COW_PTE_CASE(bad_enabled, NULL, "on\n", EINVAL, -1, -EOPNOTSUPP)
 COW_PTE_CASE(enabled_out_of_range, NULL, "3\n", EINVAL, -1, -EOPNOTSUPP)
 
-/* The library's version test (lib/src/probe.c), linked statically. */
+/* The library's reading of a kernel without the lockless-maps marker, linked statically. */
 bool mmext__release_at_least(const char *release, unsigned int major, unsigned int minor);
+int mmext__maps_lockless_rule(const char *release, const char *machine, int config,
+			      long kernel_max, const char **detail);
 
 TEST(release_order)
 {
 	EXPECT_TRUE(mmext__release_at_least("6.18.0", 6, 18));
 	EXPECT_TRUE(mmext__release_at_least("6.18", 6, 18));
 	EXPECT_TRUE(mmext__release_at_least("6.18-rc1", 6, 18));
-	EXPECT_TRUE(mmext__release_at_least("6.19.2-arch1-1", 6, 18));
+	EXPECT_TRUE(mmext__release_at_least("6.100.1", 6, 18));
 	EXPECT_TRUE(mmext__release_at_least("7.3.4-mmext1-amd64", 6, 18));
 	EXPECT_TRUE(mmext__release_at_least("10.0.0", 6, 18));
+	EXPECT_FALSE(mmext__release_at_least("6.9.12", 6, 18));
 	EXPECT_FALSE(mmext__release_at_least("6.17.9", 6, 18));
 	EXPECT_FALSE(mmext__release_at_least("6.12.117-mmext1-amd64", 6, 18));
 	EXPECT_FALSE(mmext__release_at_least("5.19.0", 6, 18));
+	/* Anything but two plain numbers is no version. */
 	EXPECT_FALSE(mmext__release_at_least("6", 6, 18));
 	EXPECT_FALSE(mmext__release_at_least("", 6, 18));
 	EXPECT_FALSE(mmext__release_at_least("linux-6.18", 6, 18));
+	EXPECT_FALSE(mmext__release_at_least("-1.0", 6, 18));
+	EXPECT_FALSE(mmext__release_at_least(" 6.18", 6, 18));
+	EXPECT_FALSE(mmext__release_at_least("+7.0", 6, 18));
+	EXPECT_FALSE(mmext__release_at_least("6. 18", 6, 18));
+	EXPECT_FALSE(mmext__release_at_least("6.-18", 6, 18));
+	EXPECT_FALSE(mmext__release_at_least("99999999999999999999999.1", 6, 18));
+}
+
+TEST(maps_lockless_rule)
+{
+	static const struct {
+		const char *release, *machine;
+		int config;
+		long kernel_max;
+		int want;
+	} c[] = {
+		/* Before 6.18: nothing tells but the backport's marker. */
+		{ "6.17.9", "x86_64", 1, 8191, ENOENT },
+		{ "6.12.117+deb12-amd64", "x86_64", -1, 8191, ENOENT },
+		{ "garbage", "x86_64", 1, 8191, ENOENT },
+		/* The config file decides where there is one. */
+		{ "6.18.1", "x86_64", 1, 8191, 0 },
+		{ "6.18.1", "x86_64", 0, 8191, ENOENT },
+		{ "7.3.4-mmext1-amd64", "i686", 1, 63, 0 },
+		{ "7.3.4-mmext1-amd64", "i686", 0, 63, ENOENT },
+		/* Without one, an SMP kernel of an architecture that has them. */
+		{ "6.18.1", "x86_64", -1, 8191, 0 },
+		{ "7.3.4", "aarch64", -1, 511, 0 },
+		{ "7.3.4", "x86_64", -1, 0, ENODATA },	/* uniprocessor */
+		{ "7.3.4", "x86_64", -1, -1, ENODATA },	/* kernel_max unread */
+		{ "7.3.4", "i686", -1, 63, ENODATA },	/* 32-bit x86: no per-VMA locks */
+		{ "7.3.4", "mips64", -1, 63, ENODATA },
+		{ "7.3.4", "x86_64x", -1, 63, ENODATA },
+	};
+	const char *detail;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		detail = NULL;
+		EXPECT_EQ(c[i].want, mmext__maps_lockless_rule(c[i].release, c[i].machine,
+								c[i].config, c[i].kernel_max,
+								&detail))
+			TH_LOG("%s %s config %d kernel_max %ld", c[i].release, c[i].machine,
+			       c[i].config, c[i].kernel_max);
+		EXPECT_NE(NULL, detail);
+	}
+}
+
+/* What the library would read of this kernel without the marker, read here. */
+static int t_maps_lockless_rule(const char **detail)
+{
+	char path[512], line[256], buf[32] = "";
+	int config = -1, fd;
+	long kernel_max = -1;
+	struct utsname u;
+	FILE *f;
+
+	if (uname(&u))
+		return -1;
+	snprintf(path, sizeof(path), "/boot/config-%s", u.release);
+	f = fopen(path, "r");
+	if (f) {
+		config = 0;
+		while (fgets(line, sizeof(line), f))
+			if (!strcmp(line, "CONFIG_PER_VMA_LOCK=y\n"))
+				config = 1;
+		fclose(f);
+	}
+	fd = open("/sys/devices/system/cpu/kernel_max", O_RDONLY);
+	if (fd >= 0 && read(fd, buf, sizeof(buf) - 1) > 0)
+		kernel_max = strtol(buf, NULL, 10);
+	if (fd >= 0)
+		close(fd);
+	return mmext__maps_lockless_rule(u.release, u.machine, config, kernel_max, detail);
 }
 
 /*
  * The lockless-maps marker stood in (TEXT, or no file for NULL): the backport's switch
- * decides wherever it is; without it the version does.
+ * decides wherever it is; without it the rule above does, on what this kernel says.
  */
 struct maps_lockless_case {
 	const char *text;
-	int want_reason;	/* -1: available from 6.18, ENOENT before */
+	int want_reason;	/* -1: the rule's */
 };
 
 static int maps_lockless_case_child(void *arg)
@@ -827,15 +893,19 @@ static int maps_lockless_case_child(void *arg)
 	const char *const path[2] = { MMEXT_MAPS_LOCKLESS_SYSFS, NULL };
 	const char *const text[2] = { c->text, NULL };
 	struct mmext_feature_status st;
+	const char *detail = "";
 	int want = c->want_reason;
 
+	if (want < 0)
+		want = t_maps_lockless_rule(&detail);
+	if (want < 0)
+		return 2;
 	if (t_markers("/sys/kernel/mm/lockless_maps", path, text))
 		return T_NO_STANDIN;
 	if (mmext_probe(MMEXT_FEAT_MAPS_LOCKLESS, &st))
 		return 2;
-	if (want < 0)
-		want = t_kernel_6_18() ? 0 : ENOENT;
-	if (st.reason != want || st.available != !want) {
+	if (st.reason != want || st.available != !want ||
+	    (c->want_reason < 0 && strcmp(st.detail, detail))) {
 		fprintf(stderr, "#      probe: reason %d, want %d (%s)\n", st.reason, want,
 			st.detail);
 		return 3;
@@ -857,7 +927,7 @@ MAPS_LOCKLESS_CASE(on, "1\n", 0)
 /* Switched off on the backport: off, whatever the version. */
 MAPS_LOCKLESS_CASE(off, "0\n", EOPNOTSUPP)
 MAPS_LOCKLESS_CASE(malformed, "yes\n", EINVAL)
-/* No marker: mainline's from 6.18 on. */
+/* No marker: the rule on this kernel's release, architecture and config. */
 MAPS_LOCKLESS_CASE(none, NULL, -1)
 
 TEST_HARNESS_MAIN
