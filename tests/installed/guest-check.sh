@@ -7,7 +7,7 @@
 # MMEXT-OUTPUT-BEGIN/END, the kernel's journal between MMEXT-DMESG-BEGIN/END, then
 # MMEXT-EXIT STATUS; then it powers the machine off.
 # /etc/mmext-installed sets RELEASE (the kernel package's), MMEXT_USER (an ordinary user) and
-# DEBIAN_RELEASE (the release of the image's own Debian kernel).
+# DEBIAN_RELEASE (Debian's own release of the same source, in /boot beside ours).
 set -u
 exec > /dev/ttyS1 2>&1
 . /etc/mmext-installed
@@ -85,22 +85,29 @@ case $pol:$urc:$rrc in
 *) result cow-pte-policy fail "enabled=$pol: user exit $urc, root exit $rrc" ;;
 esac
 
-# GRUB as Debian 12 keeps it (grub-common, grub2-common's kernel hooks): its default entry
-# is the newest release, ours; purging our kernel here runs the hooks again and Debian's
-# becomes the default. Last, since it removes the running kernel's modules.
-grub_default() { awk '$1 == "linux" { print $2; exit }' /boot/grub/grub.cfg; }
+# GRUB as Debian 12 keeps it (grub-common, /etc/default/grub, grub2-common's kernel
+# hooks), beside Debian's own build of the same source (DEBIAN_RELEASE): the default
+# entry (GRUB_DEFAULT=0) is the newest release. The hook our package's postinst runs
+# updates an existing grub.cfg and must put ours first; purging our kernel runs the hooks
+# again and Debian's becomes the default. Last, since it removes the running kernel.
+grub_default() {
+	grep -Eq '^[[:space:]]*set default="0"$' /boot/grub/grub.cfg &&
+		awk '$1 == "linux" { print $2; exit }' /boot/grub/grub.cfg
+}
 if ! command -v update-grub > /dev/null || [ ! -f "/boot/vmlinuz-$DEBIAN_RELEASE" ]; then
 	result grub-default fail "the image lacks update-grub or /boot/vmlinuz-$DEBIAN_RELEASE"
 else
 	mkdir -p /boot/grub
-	update-grub > /tmp/update-grub.log 2>&1; rc=$?
+	echo '# before our kernel' > /boot/grub/grub.cfg
+	DEB_MAINT_PARAMS=configure /etc/kernel/postinst.d/zz-update-grub "$RELEASE" \
+		"/boot/vmlinuz-$RELEASE" > /tmp/update-grub.log 2>&1; rc=$?
 	if [ $rc = 0 ] && [ "$(grub_default)" = "/boot/vmlinuz-$RELEASE" ]; then
 		result grub-default pass "first of $(grep -c 'vmlinuz-' /boot/grub/grub.cfg) linux lines"
 	else
-		result grub-default fail "update-grub exit $rc, default '$(grub_default 2>&1)': $(tail -n 3 /tmp/update-grub.log | xargs)"
+		result grub-default fail "hook exit $rc, default '$(grub_default 2>&1)': $(tail -n 3 /tmp/update-grub.log | xargs)"
 	fi
-	DEBIAN_FRONTEND=noninteractive apt-get purge -y "linux-image-$RELEASE" "linux-headers-$RELEASE" \
-		> /tmp/purge.log 2>&1; rc=$?
+	DEBIAN_FRONTEND=noninteractive apt-get purge -y -o DPkg::Lock::Timeout=60 \
+		"linux-image-$RELEASE" "linux-headers-$RELEASE" > /tmp/purge.log 2>&1; rc=$?
 	if [ $rc = 0 ] && [ "$(grub_default)" = "/boot/vmlinuz-$DEBIAN_RELEASE" ]; then
 		result grub-default-after-purge pass "$DEBIAN_RELEASE"
 	else

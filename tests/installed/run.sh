@@ -87,10 +87,18 @@ tar -C "$tree" --numeric-owner --xattrs -xpf "$rootfs"
 chroot "$tree" useradd -m -s /bin/bash "$user"
 install -m 755 "$MMEXT_ROOT/tests/installed/guest-check.sh" "$tree/usr/local/sbin/mmext-installed-check"
 install -m 755 "$logs/mmext-tour" "$tree/usr/local/bin/mmext-tour"
-# The Debian kernel the root came with (linux-image-amd64), GRUB's default until ours.
-debian_rel=$(cd "$tree/boot" && ls vmlinuz-* | sed 's/^vmlinuz-//')
-[ "$(echo "$debian_rel" | wc -w)" = 1 ] || die "the root has kernels '$debian_rel', not one of Debian's"
-printf 'RELEASE=%s\nMMEXT_USER=%s\nDEBIAN_RELEASE=%s\n' "$rel" "$user" "$debian_rel" > "$tree/etc/mmext-installed"
+# Beside the Debian 12 kernel the root came with (linux-image-amd64), a stand-in named as
+# Debian's own build of our source, which GRUB would rank against ours: a copy of that
+# kernel (GRUB sorts by name and never boots it here). And /etc/default/grub, which
+# grub-pc's postinst installs from grub-common's template.
+debian_12=$(cd "$tree/boot" && ls vmlinuz-*)
+[ "$(echo "$debian_12" | wc -w)" = 1 ] || die "the root has kernels '$debian_12', not one of Debian's"
+[ "${MMEXT_DEBIAN_RELEASE%%+*}" = "${rel%%-*}" ] ||
+	die "MMEXT_DEBIAN_RELEASE ($MMEXT_DEBIAN_RELEASE) is not of this base's version (${rel%%-*})"
+cp "$tree/boot/$debian_12" "$tree/boot/vmlinuz-$MMEXT_DEBIAN_RELEASE"
+cp "$tree/usr/share/grub/default/grub" "$tree/etc/default/grub"
+printf 'RELEASE=%s\nMMEXT_USER=%s\nDEBIAN_RELEASE=%s\n' "$rel" "$user" "$MMEXT_DEBIAN_RELEASE" \
+	> "$tree/etc/mmext-installed"
 cat > "$tree/etc/systemd/system/mmext-installed-check.service" <<EOF
 [Unit]
 Description=mmext installed tier: checks, reported on ttyS1
