@@ -2,10 +2,11 @@
 /*
  * Random calls of the interfaces trinity cannot reach: its system call table,
  * prctl options and ioctl groups are compiled in. refpage_create() (number from
- * the kernel's markers, refpage_nr.h), prctl(PR_COW_PTE), and the PROCMAP_QUERY
- * and PAGEMAP_SCAN ioctls get arguments of every shape (bad pointers, sizes and
- * flags), while a second thread maps, unmaps, protects, advises and touches a
- * pool of mappings under them, and forked children scribble over their copies.
+ * the kernel's markers, refpage_nr.h), prctl(PR_COW_PTE) (option from the markers
+ * too), and the PROCMAP_QUERY and PAGEMAP_SCAN ioctls get arguments of every shape
+ * (bad pointers, sizes and flags), while a second thread maps, unmaps, protects,
+ * advises and touches a pool of mappings under them, and forked children scribble
+ * over their copies.
  * Oracle: after each child, the parent's canary mappings (anonymous and, where
  * refpage_create() exists, a reference-page mapping) still hold their pattern;
  * the kernel's own oracles (splats, hangs) are the guest runner's.
@@ -37,9 +38,14 @@
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25
 #endif
-#ifndef PR_COW_PTE
-#define PR_COW_PTE 0x434f5750
-#endif
+/*
+ * PR_COW_PTE: the 6.12 backport publishes its option in BACKPORT_FILE; the mainline
+ * series has this <linux/prctl.h> number, which its switch (without the backport's
+ * file) vouches for.
+ */
+#define COW_PTE_BACKPORT_FILE	"/sys/kernel/mm/cow_pte/prctl_option"
+#define COW_PTE_ENABLED_FILE	"/sys/kernel/mm/cow_pte/enabled"
+#define COW_PTE_MAINLINE_OPT	82
 #define PG	4096UL
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define POOL	32
@@ -55,7 +61,7 @@ static uint64_t rnd(void)
 }
 #define pick(n) (rnd() % (n))
 
-static long refpage_nr = -1;
+static long refpage_nr = -1, cow_pte_opt = -1;
 static volatile int stop;
 /* Calls made, and calls the kernel accepted: the arguments reach past the checks. */
 static unsigned long counts[8], accepted[8];
@@ -145,11 +151,21 @@ static void fuzz_refpage(void)
 	close(fd);
 }
 
+/* The option on this kernel, or -1: a number no marker vouches for is never issued. */
+static long find_cow_pte_opt(void)
+{
+	if (!access(COW_PTE_BACKPORT_FILE, F_OK))
+		return t_refpage_marker(COW_PTE_BACKPORT_FILE);
+	return t_refpage_marker(COW_PTE_ENABLED_FILE) < 0 ? -1 : COW_PTE_MAINLINE_OPT;
+}
+
 static void fuzz_prctl(void)
 {
 	unsigned long a2 = pick(4) ? pick(3) : rnd();
 
-	if (prctl(PR_COW_PTE, a2, pick(4) ? 0 : rnd(), pick(4) ? 0 : rnd(), pick(4) ? 0 : rnd()) >= 0)
+	if (cow_pte_opt < 0)
+		return;
+	if (prctl(cow_pte_opt, a2, pick(4) ? 0 : rnd(), pick(4) ? 0 : rnd(), pick(4) ? 0 : rnd()) >= 0)
 		accepted[C_PRCTL]++;
 	counts[C_PRCTL]++;
 }
@@ -364,6 +380,8 @@ int main(int argc, char **argv)
 	/* The 6.12 backport's published number, or the mainline series' one. */
 	refpage_nr = t_refpage_nr();
 	printf("uapi_fuzz: refpage_create %s\n", refpage_nr < 0 ? "absent" : "present");
+	cow_pte_opt = find_cow_pte_opt();
+	printf("uapi_fuzz: PR_COW_PTE %s\n", cow_pte_opt < 0 ? "absent" : "present");
 	signal(SIGSEGV, on_fault);
 	signal(SIGBUS, on_fault);
 
