@@ -59,6 +59,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../markers.h"
+
 #define MAX_KEYS 16
 #define MAX_DEPTH 64
 #define MAX_MEMBERS 256	/* keys remembered per object for the duplicate check */
@@ -458,19 +460,11 @@ static long vmpte_kb(pid_t pid)
 static int cowpte_main(void)
 {
 	const unsigned long pmd = 2UL << 20, len = 8 * pmd;
-	FILE *f = fopen("/sys/kernel/mm/cow_pte/prctl_option", "r");
-	long opt = -1, on = -1;
+	long opt = t_cow_pte_opt(), on = -1;
 	int status, shared;
 	char *raw, *a;
 	pid_t child;
 
-	if (f) {
-		if (fscanf(f, "%ld", &opt) != 1)
-			opt = -1;
-		fclose(f);
-	} else if (!access("/sys/kernel/mm/cow_pte/enabled", F_OK)) {
-		opt = 82;	/* the mainline series' PR_COW_PTE */
-	}
 	if (opt >= 0)
 		on = prctl(opt, 2, 0, 0, 0);
 	/* 8 whole PTE tables of 4 KiB pages. */

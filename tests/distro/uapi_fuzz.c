@@ -2,7 +2,7 @@
 /*
  * Random calls of the interfaces trinity cannot reach: its system call table,
  * prctl options and ioctl groups are compiled in. refpage_create() (number from
- * the kernel's markers, refpage_nr.h), prctl(PR_COW_PTE) (option from the markers
+ * the kernel's markers, markers.h), prctl(PR_COW_PTE) (option from the markers
  * too), and the PROCMAP_QUERY and PAGEMAP_SCAN ioctls get arguments of every shape
  * (bad pointers, sizes and flags), while a second thread maps, unmaps, protects,
  * advises and touches a pool of mappings under them, and forked children scribble
@@ -33,19 +33,11 @@
 #include <linux/fs.h>
 #include <linux/userfaultfd.h>
 
-#include "refpage_nr.h"
+#include "markers.h"
 
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25
 #endif
-/*
- * PR_COW_PTE: the 6.12 backport publishes its option in BACKPORT_FILE; the mainline
- * series has this <linux/prctl.h> number, which its switch (without the backport's
- * file) vouches for.
- */
-#define COW_PTE_BACKPORT_FILE	"/sys/kernel/mm/cow_pte/prctl_option"
-#define COW_PTE_ENABLED_FILE	"/sys/kernel/mm/cow_pte/enabled"
-#define COW_PTE_MAINLINE_OPT	82
 #define PG	4096UL
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define POOL	32
@@ -149,14 +141,6 @@ static void fuzz_refpage(void)
 		}
 	}
 	close(fd);
-}
-
-/* The option on this kernel, or -1: a number no marker vouches for is never issued. */
-static long find_cow_pte_opt(void)
-{
-	if (!access(COW_PTE_BACKPORT_FILE, F_OK))
-		return t_refpage_marker(COW_PTE_BACKPORT_FILE);
-	return t_refpage_marker(COW_PTE_ENABLED_FILE) < 0 ? -1 : COW_PTE_MAINLINE_OPT;
 }
 
 static void fuzz_prctl(void)
@@ -380,7 +364,7 @@ int main(int argc, char **argv)
 	/* The 6.12 backport's published number, or the mainline series' one. */
 	refpage_nr = t_refpage_nr();
 	printf("uapi_fuzz: refpage_create %s\n", refpage_nr < 0 ? "absent" : "present");
-	cow_pte_opt = find_cow_pte_opt();
+	cow_pte_opt = t_cow_pte_opt();
 	printf("uapi_fuzz: PR_COW_PTE %s\n", cow_pte_opt < 0 ? "absent" : "present");
 	signal(SIGSEGV, on_fault);
 	signal(SIGBUS, on_fault);

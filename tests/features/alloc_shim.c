@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "refpage_nr.h"
+#include "markers.h"
 
 #define FILL	0xa5
 #define MIN	65536UL

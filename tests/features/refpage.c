@@ -27,7 +27,7 @@
 #include <linux/userfaultfd.h>
 
 #include "harness.h"
-#include "refpage_nr.h"
+#include "markers.h"
 
 #ifndef REFPAGE_CLOEXEC
 #define REFPAGE_CLOEXEC 0x0001U
