@@ -23,6 +23,11 @@
 #     to find the Fixes: IDs in). --strict for the mainline bases (MMEXT_BASE_MAINLINE=1
 #     in their base.conf), whose series are the ones to send; the others' (6.12's) are
 #     held to the lint tier's level, as in the queue.
+#
+# The queue's patches are signed off by its placeholder identity, which a posting cannot
+# carry: the Developer's Certificate of Origin is a person's. SIGNOFF="Name <address>"
+# makes that person the mails' author and signer (From: and Signed-off-by:); without it
+# the mails keep the placeholder, and the run says they are not to be sent.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -36,6 +41,12 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ ${#bases[@]} != 0 ] || mapfile -t bases < <(all_bases)
+placeholder="mmext developers <devel@mmext.invalid>"
+if [ -n "${SIGNOFF:-}" ]; then
+	re='^[^<>@]*[^<>@ ] <[^<>@ ]+@[^<>@ ]+>$'
+	[[ $SIGNOFF =~ $re ]] || die "SIGNOFF must be 'Name <address>', not '$SIGNOFF'"
+	[ "$SIGNOFF" != "$placeholder" ] || die "SIGNOFF must name a person, not the queue's placeholder"
+fi
 
 bad=0
 for base in "${bases[@]}"; do
@@ -99,6 +110,12 @@ for base in "${bases[@]}"; do
 			my $b = do { local $/; open my $f, "<", $ENV{BLURB} or die; <$f> };
 			s/\*\*\* BLURB HERE \*\*\*\n/$b/;' "$c"
 		rm -f "$blurb"
+		if [ -n "${SIGNOFF:-}" ]; then
+			OLD=$placeholder NEW=$SIGNOFF perl -pi -e '
+				s/^(From|Signed-off-by): \Q$ENV{OLD}\E$/$1: $ENV{NEW}/' "$dir"/*.patch
+		else
+			say "$base/$name: signed off by the queue's placeholder; not to be sent without SIGNOFF"
+		fi
 		n_bad=0
 		for p in "$dir"/*.patch; do
 			case $(basename "$p") in 0000-* | v*-0000-*) continue ;; esac

@@ -10,6 +10,7 @@
 # kernel needed), the test orchestrator's (tests/test_runner.py: target names, the
 # baseline comparison),
 # and syzkaller's descriptions of the queue's calls (tests/syzkaller/run.sh --check).
+# make upstream's refusal of a SIGNOFF that names no person.
 # The library's public headers as C99 and C++ (tests/headers.sh), and the places that
 # repeat the library's version.
 set -uo pipefail
@@ -139,6 +140,21 @@ for b in $(all_bases); do
 	[ -z "$dup" ] || { echo "${q#"$MMEXT_ROOT"/}: in two series: $dup"; bad=1; }
 done >> "$log"
 result covers $bad "$log"
+
+# make upstream refuses a SIGNOFF that names no person (the mails' From: and
+# Signed-off-by:) before it writes anything.
+: > "$log"
+bad=0
+scratch=$(mktemp -d)
+for s in "jane@example.org" "Jane <jane>" "Jane Doe <jane@example.org> x" \
+	 "mmext developers <devel@mmext.invalid>"; do
+	if SIGNOFF=$s MMEXT_BUILD=$scratch "$MMEXT_ROOT/scripts/upstream.sh" > "$scratch.out" 2>&1 ||
+	   ! grep -q "^error: SIGNOFF must" "$scratch.out" || [ -n "$(ls -A "$scratch")" ]; then
+		echo "SIGNOFF='$s': not refused, or something written:"; cat "$scratch.out"; bad=1
+	fi >> "$log"
+done
+rm -rf "$scratch" "$scratch.out"
+result upstream_signoff $bad "$log"
 
 : > "$log"
 bad=0
