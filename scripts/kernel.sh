@@ -164,8 +164,8 @@ cmd_prepare() {
 		mkdir -p "$KTREE"
 		tar -xJf "$MMEXT_BASE_TARBALL" -C "$KTREE" --strip-components=1
 		git_k init -q -b "$QUEUE_BRANCH"
-		git_k config user.name "mmext developers"
-		git_k config user.email "devel@mmext.invalid"
+		git_k config user.name "$MMEXT_QUEUE_NAME"
+		git_k config user.email "$MMEXT_QUEUE_EMAIL"
 		git_k config gc.auto 0
 		# Debian's .gitignore ignores the top level (/*): add with -f, and new files too.
 		git_k add -A -f

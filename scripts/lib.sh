@@ -3,6 +3,8 @@
 
 MMEXT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 MMEXT_BUILD=${MMEXT_BUILD:-$MMEXT_ROOT/build}
+# Who commits the queue in the kernel trees: a placeholder, not a person (scripts/upstream.sh).
+MMEXT_QUEUE_NAME="mmext developers" MMEXT_QUEUE_EMAIL="devel@mmext.invalid"
 
 die() { echo "error: $*" >&2; exit 1; }
 say() { echo ">>> $*" >&2; }

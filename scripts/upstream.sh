@@ -41,7 +41,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ ${#bases[@]} != 0 ] || mapfile -t bases < <(all_bases)
-placeholder="mmext developers <devel@mmext.invalid>"
+placeholder="$MMEXT_QUEUE_NAME <$MMEXT_QUEUE_EMAIL>"
 if [ -n "${SIGNOFF:-}" ]; then
 	re='^[^<>@]*[^<>@ ] <[^<>@ ]+@[^<>@ ]+>$'
 	[[ $SIGNOFF =~ $re ]] || die "SIGNOFF must be 'Name <address>', not '$SIGNOFF'"
