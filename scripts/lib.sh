@@ -126,7 +126,8 @@ tcg_accel() {
 	echo "-accel tcg,thread=$thread -cpu $MMEXT_BASE_TCG_CPU"
 }
 
-# checkpatch_allowed PATCH TYPE: tests/checkpatch-allow.txt has a line "GLOB TYPE" matching.
+# checkpatch_allowed BASE/PATCH TYPE: tests/checkpatch-allow.txt has a line "GLOB TYPE"
+# matching (PATCH is the file name, e.g. 7.3/0010-mm-share-....patch).
 checkpatch_allowed() {
 	local glob type
 	while read -r glob type; do

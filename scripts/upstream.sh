@@ -126,7 +126,7 @@ for base in "${bases[@]}"; do
 			q=$(basename "$p")
 			while read -r line; do
 				type=$(echo "$line" | sed -n 's/.*: \(ERROR\|WARNING\|CHECK\):\([A-Z_0-9]*\):.*/\2/p')
-				checkpatch_allowed "$q" "$type" || { echo "  $line"; n_bad=1; }
+				checkpatch_allowed "$base/$q" "$type" || { echo "  $line"; n_bad=1; }
 			done <<< "$res"
 		done
 		[ $n_bad = 0 ] || bad=1

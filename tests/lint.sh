@@ -62,11 +62,11 @@ bad=0
 } > "$log" 2>&1
 result version $bad "$log"
 
-# checkpatch_series NAME QUEUEDIR CHECKPATCH [ARGS]: every patch of QUEUEDIR/series, the
+# checkpatch_series NAME BASE QUEUEDIR CHECKPATCH [ARGS]: every patch of QUEUEDIR/series, the
 # findings that tests/checkpatch-allow.txt does not allow for that patch fail NAME.
 checkpatch_series() {
-	local name=$1 q=$2 bin=$3 p out left bad=0
-	shift 3
+	local name=$1 b=$2 q=$3 bin=$4 p out left bad=0
+	shift 4
 	# Without the tree every run would fail with no finding to report: say so instead.
 	if [ ! -x "$bin" ]; then
 		echo "ok - $name # SKIP no $bin ('scripts/kernel.sh prepare' makes it)"
@@ -80,7 +80,7 @@ checkpatch_series() {
 		out=$(cd "$(dirname "$bin")/.." && "$bin" --terse --show-types "$@" "$q/patches/$p" 2>&1) && continue
 		left=$(echo "$out" | grep -E ': (ERROR|WARNING|CHECK):' | while read -r line; do
 			type=$(echo "$line" | sed -n 's/.*: \(ERROR\|WARNING\|CHECK\):\([A-Z_0-9]*\):.*/\2/p')
-			checkpatch_allowed "$p" "$type" || echo "$line"
+			checkpatch_allowed "$b/$p" "$type" || echo "$line"
 		done)
 		[ -z "$left" ] || { echo "$left" >> "$log"; bad=1; }
 	done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$q/series")
@@ -95,9 +95,9 @@ for b in $(all_bases); do
 	cp_bin=$(base_build "$b")/linux/scripts/checkpatch.pl
 	[ -x "$cp_bin" ] || cp_bin=$KTREE/scripts/checkpatch.pl
 	if [ "$(base_conf "$b" MMEXT_BASE_MAINLINE)" = 1 ]; then
-		checkpatch_series "checkpatch_strict_$b" "$q" "$cp_bin" --strict
+		checkpatch_series "checkpatch_strict_$b" "$b" "$q" "$cp_bin" --strict
 	else
-		checkpatch_series "checkpatch_$b" "$q" "$cp_bin"
+		checkpatch_series "checkpatch_$b" "$b" "$q" "$cp_bin"
 	fi
 done
 
