@@ -454,27 +454,22 @@ deb_variant() {
 }
 cmd_debdir() { local v; v=$(deb_variant) && echo "$KOUT/${v% *}"; }
 
-# Debian's own headers package ships the host programs (fixdep, modpost, objtool...)
-# stripped, with the libraries they need as dependencies, and no VCS files (lintian
-# reports each); bindeb-pkg copies them as built. Repack DEB so.
-deb_tidy_headers() {
-	local deb=$1 d deps bins=()
+# deb_depends DIR DEPS: add DEPS to the Depends: of the package unpacked in DIR.
+deb_depends() {
+	if grep -q '^Depends:' "$1/DEBIAN/control"; then
+		sed -i "s/^Depends: .*/&, $2/" "$1/DEBIAN/control"
+	else
+		sed -i "/^Architecture:/a Depends: $2" "$1/DEBIAN/control"
+	fi
+}
+
+# deb_repack DEB FUNCTION: unpack DEB, let FUNCTION DIR change it, build it again with
+# its size and checksums brought up to date.
+deb_repack() {
+	local deb=$1 d
 	d=$(mktemp -d)
 	dpkg-deb -R "$deb" "$d/root"
-	find "$d/root" -name .gitignore -delete
-	mapfile -t bins < <(find "$d/root/usr/src" -type f -print0 | xargs -0 file | sed -n 's/: *ELF .*//p')
-	if [ ${#bins[@]} -gt 0 ]; then
-		strip --strip-unneeded --remove-section=.comment --remove-section=.note "${bins[@]}"
-		# dpkg-shlibdeps wants a source package around the programs.
-		mkdir -p "$d/src/debian"
-		printf 'Source: linux-mmext\n\nPackage: headers\nArchitecture: any\n' > "$d/src/debian/control"
-		deps=$(cd "$d/src" && dpkg-shlibdeps -O "${bins[@]}" | sed -n 's/^shlibs:Depends=//p')
-		if grep -q '^Depends:' "$d/root/DEBIAN/control"; then
-			sed -i "s/^Depends: .*/&, $deps/" "$d/root/DEBIAN/control"
-		else
-			sed -i "/^Architecture:/a Depends: $deps" "$d/root/DEBIAN/control"
-		fi
-	fi
+	"$2" "$d/root"
 	sed -i "s/^Installed-Size: .*/Installed-Size: $(du -sk --exclude=DEBIAN "$d/root" | cut -f1)/" \
 		"$d/root/DEBIAN/control"
 	(cd "$d/root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z |
@@ -482,6 +477,30 @@ deb_tidy_headers() {
 	mv "$d/md5sums" "$d/root/DEBIAN/md5sums"
 	dpkg-deb --root-owner-group -b "$d/root" "$deb" > /dev/null
 	rm -rf "$d"
+}
+
+# Debian's own headers package ships the host programs (fixdep, modpost, objtool...)
+# stripped, with the libraries they need as dependencies, and no VCS files (lintian
+# reports each); bindeb-pkg copies them as built.
+deb_tidy_headers() {
+	local root=$1 src bins=()
+	find "$root" -name .gitignore -delete
+	mapfile -t bins < <(find "$root/usr/src" -type f -print0 | xargs -0 file | sed -n 's/: *ELF .*//p')
+	[ ${#bins[@]} -gt 0 ] || return 0
+	strip --strip-unneeded --remove-section=.comment --remove-section=.note "${bins[@]}"
+	# dpkg-shlibdeps wants a source package around the programs.
+	src=$(mktemp -d)
+	mkdir -p "$src/debian"
+	printf 'Source: linux-mmext\n\nPackage: headers\nArchitecture: any\n' > "$src/debian/control"
+	deb_depends "$root" "$(cd "$src" && dpkg-shlibdeps -O "${bins[@]}" | sed -n 's/^shlibs:Depends=//p')"
+	rm -rf "$src"
+}
+
+# bindeb-pkg's image declares no dependency, yet its postinst needs an initramfs
+# generator (the kernel mounts the root through one) and the modules kmod's depmod
+# indexes: depend on them as Debian's own image does.
+deb_tidy_image() {
+	deb_depends "$1" "kmod, initramfs-tools (>= 0.120+deb8u2) | linux-initramfs-tool"
 }
 
 cmd_deb() {
@@ -537,7 +556,8 @@ cmd_deb() {
 	rm -f "$out"/linux-libc-dev_*.deb
 	ls "$out"/linux-image-"$rel"_*.deb "$out"/linux-headers-"$rel"_*.deb > /dev/null ||
 		die "bindeb-pkg made no linux-image or linux-headers package for $rel"
-	deb_tidy_headers "$(ls "$out"/linux-headers-"$rel"_*.deb)"
+	deb_repack "$(ls "$out"/linux-headers-"$rel"_*.deb)" deb_tidy_headers
+	deb_repack "$(ls "$out"/linux-image-"$rel"_*.deb)" deb_tidy_image
 	echo "$stamp" > "$out/.mmext-deb"
 	say "built $(cd "$out" && ls -- *.deb | xargs) in $((SECONDS - t0)) s"
 	exec {lock}>&-

@@ -80,6 +80,15 @@ dpkg --compare-versions "$(grub_ver "$rel")" gt "$(grub_ver "$deb_rel")" &&
 	result sorts-after-debian pass "$rel after $deb_rel, $kver after $MMEXT_BASE_VERSION" ||
 	result sorts-after-debian fail "$rel / $deb_rel, $kver / $MMEXT_BASE_VERSION"
 
+# The image's postinst makes an initramfs and module indexes: apt must bring in what
+# does that, as for Debian's own image.
+deps=$(dpkg-deb -f "$kimg" Depends)
+case ", $deps," in
+*", kmod,"*"initramfs-tools"*"| linux-initramfs-tool,"*)
+	result image-depends pass "Depends: $deps" ;;
+*) result image-depends fail "Depends: '$deps' lacks kmod or an initramfs generator" ;;
+esac
+
 # -- the root as a user has it, then the install --
 rootfs=$("$MMEXT_ROOT/scripts/mkrootfs.sh" --systemd)
 mkdir "$tree"
