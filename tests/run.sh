@@ -14,7 +14,7 @@
 #           COW page tables forced on for every fork (/sys/kernel/mm/cow_pte/force_all)
 #   mainline  (not run by default) stock and patched on each mainline base (its base.conf
 #           says MMEXT_BASE_MAINLINE=1: 7.3): the same as "tests/run.sh --base 7.3", whose
-#           tiers are stock and patched only
+#           default tiers are stock and patched
 #   kcsan   (not run by default) the data-race detector's kernels running the features'
 #           selftests and stress under force_all, on 2 and 4 vCPUs (tests/kcsan/run.sh)
 #   syzkaller  (not run by default) syzkaller on the patched fuzzing kernel for

@@ -338,8 +338,8 @@ class Run:
                 print(f"unknown tier {t}", file=sys.stderr)
                 sys.exit(2)
         if not self.default_base and any(t in ("mainline",) + HOST_TIERS for t in self.tiers):
-            print(f"error: --base {self.base} runs the stock, patched and patched-cow-all "
-                  "tiers only", file=sys.stderr)
+            print(f"error: --base {self.base} runs guest tiers only, not mainline or the "
+                  "host tiers", file=sys.stderr)
             sys.exit(1)
 
     def sh(self, *cmd, env=None):
