@@ -19,6 +19,8 @@
 #                              (from patch FIRST, a number), in a worktree of build/linux:
 #                              each patch must build; run it before exporting a reordered
 #                              or reworked queue
+#   kernel.sh objs [FIRST]     compile the C files each patch from FIRST touches, with the
+#                              queue's own options (config/patched.config) on and off: minutes
 #   kernel.sh selftests        build the patched tree's tools/testing/selftests/{mm,proc}
 #                              (with the uapi headers of the patched build DEBUG etc. select)
 #   kernel.sh outdir VARIANT   print the build directory of VARIANT (as DEBUG, BENCH, FUZZ,
@@ -382,7 +384,7 @@ cmd_build() {
 # with the patched variant's .config (options a patch has not yet added are dropped by
 # olddefconfig and come back with it), in a detached worktree so build/linux is untouched.
 cmd_each() {
-	local first=${1:-1} tree=$BASE_BUILD/linux-each out c i=0 n t0=$SECONDS
+	local first=${1-1} tree=$BASE_BUILD/linux-each out c i=0 n t0=$SECONDS
 	case $first in *[!0-9]*|'') die "each takes a patch number, not '$first'" ;; esac
 	cmd_build patched
 	out=$(variant_dir patched)-each
@@ -406,6 +408,70 @@ cmd_each() {
 			die "patch $i builds with warnings: $(git_k log -1 --format='%h %s' "$c")"
 	done
 	say "all $n patches build ($((SECONDS - t0)) s)"
+}
+
+# objs [FIRST]: at every patch from FIRST, compile the C files the patch touches, in the
+# patched configuration plus objs.config, and again with the queue's own options (its
+# config/patched.config) off. A file the configuration does not build (obj-$(CONFIG_X)
+# with X off, as cow_pte.c with COW_PTE off) is named and left out. Minutes where each
+# takes an hour; each builds and links whole kernels.
+cmd_objs() {
+	local first=${1-1} tree=$BASE_BUILD/linux-each out c i=0 n o f x these objs t0=$SECONDS
+	case $first in *[!0-9]*|'') die "objs takes a patch number, not '$first'" ;; esac
+	cmd_config patched
+	export CCACHE_BASEDIR=$MMEXT_BUILD CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+	[ -d "$tree" ] || git_k worktree add -q --detach "$tree" "$BASE_TAG"
+	out=$(variant_dir patched)-objs
+	# The configurations wanted, $out/on.config and off.config: each patch's olddefconfig
+	# starts from them, since it drops the symbols a patch before their Kconfig lacks.
+	mkdir -p "$out/on" "$out/off"
+	"$KTREE/scripts/kconfig/merge_config.sh" -m -O "$out" "$(variant_dir patched)/.config" \
+		"$CONFIG_DIR/objs.config" > /dev/null
+	mv "$out/.config" "$out/on.config"
+	cp "$out/on.config" "$out/off.config"
+	for x in $(sed -n 's/^\(CONFIG_[A-Za-z0-9_]*\)=y$/\1/p' "$QUEUE_DIR/config/patched.config"); do
+		sed -i "s/^$x=y$/# $x is not set/" "$out/off.config"
+	done
+	n=$(git_k rev-list --count "$BASE_TAG..HEAD")
+	for c in $(git_k rev-list --reverse "$BASE_TAG..HEAD"); do
+		i=$((i + 1))
+		[ $i -ge "$first" ] || continue
+		objs=$(git_k diff-tree --no-commit-id --name-only -r "$c" -- '*.c' |
+			grep -v -E '^(tools|Documentation|samples|scripts)/' | sed 's/\.c$/.o/' || true)
+		say "[$i/$n] $(git_k log -1 --format=%s "$c"): $(echo "$objs" | grep -c . || true) files"
+		[ -n "$objs" ] || continue
+		git -C "$tree" checkout -q --detach "$c"
+		for o in on off; do
+			cp "$out/$o.config" "$out/$o/.config"
+			make_k "$tree" "$out/$o" olddefconfig >/dev/null
+			# Each option the queue has added by this patch must be on, or off, as asked.
+			for x in $(sed -n 's/^\(CONFIG_[A-Za-z0-9_]*\)=y$/\1/p' "$QUEUE_DIR/config/patched.config"); do
+				git -C "$tree" grep -q -E "^(menu)?config ${x#CONFIG_}\$" -- '*Kconfig*' || continue
+				grep -q "^$x=y$" "$out/$o/.config" && [ $o = off ] &&
+					die "patch $i: $x stays on in the configuration with the queue's options off"
+				grep -q "^$x=y$" "$out/$o/.config" || [ $o = off ] ||
+					die "patch $i: $x is off in the configuration with the queue's options on (a dependency it lacks)"
+			done
+			these=
+			for f in $objs; do
+				x=$(grep -o -E "obj-\\\$\(CONFIG_[A-Za-z0-9_]+\)[[:space:]]*[+:]?=.*\<$(basename "$f")\>" \
+					"$tree/$(dirname "$f")/Makefile" 2>/dev/null | head -n 1 |
+					sed -E 's/^obj-\$\((CONFIG_[A-Za-z0-9_]+)\).*/\1/' || true)
+				if [ -n "$x" ] && ! grep -q "^$x=y$" "$out/$o/.config"; then
+					say "    $f: not built with $x off (the queue's options $o)"
+				else
+					these="$these $f"
+				fi
+			done
+			[ -n "$these" ] || continue
+			# shellcheck disable=SC2086
+			make_k "$tree" "$out/$o" $these > "$out/$o/build.log" 2>&1 ||
+				{ tail -n 30 "$out/$o/build.log" >&2; die "patch $i does not compile with the queue's options $o: $(git_k log -1 --format='%h %s' "$c")"; }
+			! grep -E '(warning|error):' "$out/$o/build.log" | base_warnings >&2 ||
+				die "patch $i compiles with warnings, the queue's options $o: $(git_k log -1 --format='%h %s' "$c")"
+		done
+	done
+	say "every patch from $first compiles, the queue's options on and off ($((SECONDS - t0)) s)"
 }
 
 # One build of the patched tree's selftests runs on every kernel: the queue's new tests
@@ -567,7 +633,7 @@ cmd_outdir() { variant_dir "${1:?variant}"; }
 cmd_image() { variant_image "${1:?variant}"; }
 
 case ${1:-} in
-prepare|import|export|config|build|each|selftests|outdir|image|deb|debdir) c=$1; shift; "cmd_$c" "$@" ;;
+prepare|import|export|config|build|each|objs|selftests|outdir|image|deb|debdir) c=$1; shift; "cmd_$c" "$@" ;;
 -h|--help) usage 0 ;;
 *) usage ;;
 esac
