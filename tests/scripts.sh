@@ -11,8 +11,8 @@ bad=0
 # What these commands would write first (other tiers may build beside this one).
 state() {
 	git -C "$MMEXT_ROOT" status --porcelain -- kernel
-	(cd "$MMEXT_ROOT" && ls -d --full-time build/linux-each build/*/linux-each \
-		build/out/*-objs build/*/out/*-objs build/out/patched build/*/out/patched 2>/dev/null)
+	(cd "$MMEXT_ROOT" && ls -d build/linux-each build/*/linux-each build/out/*-objs \
+		build/*/out/*-objs 2>/dev/null)
 }
 before=$(state)
 # ARGS... -- the message's text: the command must fail and print it.
