@@ -415,6 +415,9 @@ cmd_each() {
 # config/patched.config) off. A file the configuration does not build (obj-$(CONFIG_X)
 # with X off, as cow_pte.c with COW_PTE off) is named and left out. Minutes where each
 # takes an hour; each builds and links whole kernels.
+# The options the queue's own config/patched.config turns on.
+queue_options() { sed -n 's/^\(CONFIG_[A-Za-z0-9_]*\)=y$/\1/p' "$QUEUE_DIR/config/patched.config"; }
+
 cmd_objs() {
 	local first=${1-1} tree=$BASE_BUILD/linux-each out c i=0 n o f x these objs t0=$SECONDS
 	case $first in *[!0-9]*|'') die "objs takes a patch number, not '$first'" ;; esac
@@ -429,7 +432,7 @@ cmd_objs() {
 		"$CONFIG_DIR/objs.config" > /dev/null
 	mv "$out/.config" "$out/on.config"
 	cp "$out/on.config" "$out/off.config"
-	for x in $(sed -n 's/^\(CONFIG_[A-Za-z0-9_]*\)=y$/\1/p' "$QUEUE_DIR/config/patched.config"); do
+	for x in $(queue_options); do
 		sed -i "s/^$x=y$/# $x is not set/" "$out/off.config"
 	done
 	n=$(git_k rev-list --count "$BASE_TAG..HEAD")
@@ -445,7 +448,7 @@ cmd_objs() {
 			cp "$out/$o.config" "$out/$o/.config"
 			make_k "$tree" "$out/$o" olddefconfig >/dev/null
 			# Each option the queue has added by this patch must be on, or off, as asked.
-			for x in $(sed -n 's/^\(CONFIG_[A-Za-z0-9_]*\)=y$/\1/p' "$QUEUE_DIR/config/patched.config"); do
+			for x in $(queue_options); do
 				git -C "$tree" grep -q -E "^(menu)?config ${x#CONFIG_}\$" -- '*Kconfig*' || continue
 				grep -q "^$x=y$" "$out/$o/.config" && [ $o = off ] &&
 					die "patch $i: $x stays on in the configuration with the queue's options off"
