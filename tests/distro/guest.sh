@@ -30,6 +30,9 @@ grep -q '^nobody:' /etc/passwd 2>/dev/null || {
 	echo "nobody:x:$nobody:$nobody:nobody:/nonexistent:/bin/sh" >> /etc/passwd
 	printf 'root:x:0:\nnogroup:x:%s:\n' $nobody > /etc/group
 }
+# A hung-task report shows the task that waits, not the one it waits for: when a kthread
+# that should stop keeps running, every CPU's backtrace shows where.
+echo 1 > /proc/sys/kernel/hung_task_all_cpu_backtrace 2>/dev/null || true
 
 # result NAME RC [P F S]: the RESULT line for an exit status (0 pass, 4 skip, else fail).
 result() {
